@@ -157,6 +157,10 @@ type Arm struct {
 	// Properties are Spring properties (dotted kebab keys) that override the
 	// configuration for this arm, e.g. resilience4j.timelimiter.configs.default.timeout-duration.
 	Properties map[string]string `yaml:"properties"`
+	// Reported holds a published measurement to show beside cbprobe's, keyed by
+	// expectation metric (first-rejected-request, rejected, phase[3].success, ...);
+	// shares are fractions in [0, 1].
+	Reported map[string]float64 `yaml:"reported"`
 }
 
 // SpecError reports a malformed spec; it maps to exit code 2.

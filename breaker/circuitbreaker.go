@@ -1,0 +1,575 @@
+package breaker
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Option configures a CircuitBreaker built by New.
+type Option func(*options)
+
+type options struct {
+	clock Clock
+}
+
+// WithClock sets the clock the breaker reads for the OPEN deadline, the TIME_BASED
+// window buckets, event times, Execute's durations and its two timers. The
+// default is SystemClock().
+func WithClock(c Clock) Option {
+	return func(o *options) {
+		if c != nil {
+			o.clock = c
+		}
+	}
+}
+
+// Metrics is a snapshot of a breaker's current metrics object (CircuitBreaker.Metrics).
+type Metrics struct {
+	// FailureRate and SlowCallRate are percentages, -1 while the window holds no
+	// call or fewer calls than the minimum number of calls.
+	FailureRate, SlowCallRate float32
+	// BufferedCalls is the number of calls in the window; the other counts are
+	// parts of it. SuccessfulCalls = BufferedCalls - FailedCalls (slow successes included).
+	BufferedCalls, FailedCalls, SuccessfulCalls, SlowCalls, SlowSuccessfulCalls, SlowFailedCalls int
+	// NotPermittedCalls counts refusals on the current metrics object (it resets
+	// on most transitions, as the library's does).
+	NotPermittedCalls int64
+}
+
+// cbState is one of the library's state objects. A legal transition always builds
+// a new one. Fields are guarded by the breaker's mutex.
+type cbState struct {
+	kind       State
+	m          *metrics
+	attempts   int
+	retryAfter time.Time // OPEN: refuse while now <= retryAfter
+	permits    int       // HALF_OPEN
+	active     bool      // isClosed / isOpen / isHalfOpen
+	cancelled  bool      // preTransitionHook ran: the state's timer must not act
+	timer      Timer
+	// METRICS_ONLY: each *_EXCEEDED event is published once per state object.
+	failurePublished, slowPublished bool
+}
+
+type subscriber struct {
+	id int
+	f  func(Event)
+}
+
+// CircuitBreaker is Resilience4j's CircuitBreakerStateMachine with the
+// SYNCHRONIZED sliding window, rule for rule (see docs/readme/breaker.md).
+//
+// It is safe for concurrent use. Events are delivered to subscribers in
+// publication order on the goroutine of a caller of the breaker, after the
+// breaker's lock is released: with one goroutine every event of a call has been
+// delivered when the call returns; under contention an event may be delivered by
+// another caller's goroutine just after. A subscriber may call the breaker; the
+// events that call publishes are queued behind the one being delivered.
+type CircuitBreaker struct {
+	name    string
+	cfg     Config
+	clock   Clock
+	now     func() time.Time
+	wait    time.Duration // OPEN wait, whole milliseconds
+	maxWait time.Duration // HALF_OPEN max wait, whole milliseconds; < 1ms: none
+
+	mu         sync.Mutex
+	st         *cbState
+	subs       []subscriber
+	nextSubID  int
+	queue      []Event
+	qhead      int
+	delivering bool
+}
+
+// New builds a breaker in CLOSED state after checking cfg with Config.Validate.
+func New(name string, cfg Config, opts ...Option) (*CircuitBreaker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("circuit breaker %q: %w", name, err)
+	}
+	o := options{clock: SystemClock()}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	cb := &CircuitBreaker{
+		name:    name,
+		cfg:     cfg,
+		clock:   o.clock,
+		wait:    cfg.WaitDurationInOpenState.Truncate(time.Millisecond),
+		maxWait: cfg.MaxWaitDurationInHalfOpenState.Truncate(time.Millisecond),
+	}
+	cb.now = cb.clock.Now
+	cb.st = cb.newClosed()
+	return cb, nil
+}
+
+// Name returns the breaker's name.
+func (cb *CircuitBreaker) Name() string { return cb.name }
+
+// Config returns the breaker's configuration.
+func (cb *CircuitBreaker) Config() Config { return cb.cfg }
+
+// Clock returns the clock the breaker reads.
+func (cb *CircuitBreaker) Clock() Clock { return cb.clock }
+
+// ---- state objects ----
+
+func (cb *CircuitBreaker) closedWindow() *metrics {
+	if cb.cfg.SlidingWindowType == TimeBased {
+		return newTimeMetrics(cb.cfg.SlidingWindowSize, cb.cfg.MinimumNumberOfCalls, cb.now().Unix())
+	}
+	return newCountMetrics(cb.cfg.SlidingWindowSize, min(cb.cfg.MinimumNumberOfCalls, cb.cfg.SlidingWindowSize))
+}
+
+func (cb *CircuitBreaker) newClosed() *cbState {
+	return &cbState{kind: StateClosed, m: cb.closedWindow(), active: true}
+}
+
+func (cb *CircuitBreaker) newOpen(attempts int, m *metrics) *cbState {
+	s := &cbState{kind: StateOpen, m: m, attempts: attempts, active: true}
+	s.retryAfter = cb.now().Add(cb.wait)
+	if cb.cfg.AutomaticTransitionFromOpenToHalfOpenEnabled {
+		s.timer = cb.clock.AfterFunc(cb.wait, func() { cb.openTimerFired(s) })
+	}
+	return s
+}
+
+func (cb *CircuitBreaker) newHalfOpen(attempts int) *cbState {
+	p := cb.cfg.PermittedNumberOfCallsInHalfOpenState
+	s := &cbState{kind: StateHalfOpen, m: newCountMetrics(p, min(cb.cfg.MinimumNumberOfCalls, p)),
+		attempts: attempts, permits: p, active: true}
+	if cb.maxWait >= time.Millisecond {
+		s.timer = cb.clock.AfterFunc(cb.maxWait, func() { cb.halfOpenTimerFired(s) })
+	}
+	return s
+}
+
+// openTimerFired is OpenState.toHalfOpenState run by the automatic-transition timer.
+// reset() does not cancel it, so it may act on a later state (the library's quirk).
+func (cb *CircuitBreaker) openTimerFired(s *cbState) {
+	cb.mu.Lock()
+	if s.active && !s.cancelled {
+		s.active = false
+		_ = cb.transitionLocked(StateHalfOpen) // an illegal transition is swallowed, as the scheduler does
+	}
+	cb.unlockAndDeliver()
+}
+
+// halfOpenTimerFired is HalfOpenState's max-wait task.
+func (cb *CircuitBreaker) halfOpenTimerFired(s *cbState) {
+	cb.mu.Lock()
+	if s.active && !s.cancelled {
+		s.active = false
+		_ = cb.transitionLocked(cb.cfg.TransitionToStateAfterWaitDuration)
+	}
+	cb.unlockAndDeliver()
+}
+
+// transitionLocked is stateTransition: check the pair, run the current state's
+// preTransitionHook (cancel its timer), build the new state, publish.
+func (cb *CircuitBreaker) transitionLocked(to State) error {
+	from := cb.st
+	if !legalTransition(from.kind, to) {
+		return &IllegalTransitionError{Name: cb.name, From: from.kind, To: to}
+	}
+	if from.timer != nil {
+		from.timer.Stop()
+	}
+	from.cancelled = true
+	var next *cbState
+	switch to {
+	case StateClosed:
+		next = cb.newClosed()
+	case StateOpen:
+		next = cb.newOpen(from.attempts+1, from.m)
+	case StateHalfOpen:
+		next = cb.newHalfOpen(from.attempts)
+	case StateDisabled:
+		next = &cbState{kind: StateDisabled, m: newCountMetrics(0, 0)}
+	case StateForcedOpen:
+		next = &cbState{kind: StateForcedOpen, m: newCountMetrics(0, 0), attempts: from.attempts + 1}
+	case StateMetricsOnly:
+		next = &cbState{kind: StateMetricsOnly, m: cb.closedWindow()}
+	}
+	cb.st = next
+	if from.kind != to {
+		cb.publishTransition(from.kind, to)
+	}
+	return nil
+}
+
+// ---- public operations ----
+
+// TryAcquirePermission asks for a permit (tryAcquirePermission). A refusal
+// publishes NOT_PERMITTED (subject to the publication filter) and is counted.
+func (cb *CircuitBreaker) TryAcquirePermission() bool {
+	cb.mu.Lock()
+	ok := cb.acquireLocked()
+	if !ok && cb.allowed(EventNotPermitted) {
+		cb.emit(Event{Type: EventNotPermitted})
+	}
+	cb.unlockAndDeliver()
+	return ok
+}
+
+func (cb *CircuitBreaker) acquireLocked() bool {
+	st := cb.st
+	switch st.kind {
+	case StateClosed:
+		return st.active
+	case StateOpen:
+		if !cb.now().After(st.retryAfter) {
+			st.m.notPermitted++
+			return false
+		}
+		if st.active {
+			st.active = false
+			_ = cb.transitionLocked(StateHalfOpen)
+		}
+		next := cb.st
+		ok := false
+		if next != st && next.kind == StateHalfOpen {
+			ok = halfOpenAcquire(next)
+		}
+		if !ok {
+			// OpenState publishes and counts on its own metrics, then the caller does too.
+			if cb.allowed(EventNotPermitted) {
+				cb.emit(Event{Type: EventNotPermitted})
+			}
+			st.m.notPermitted++
+		}
+		return ok
+	case StateHalfOpen:
+		return halfOpenAcquire(st)
+	case StateForcedOpen:
+		st.m.notPermitted++
+		return false
+	}
+	return true // DISABLED, METRICS_ONLY
+}
+
+func halfOpenAcquire(st *cbState) bool {
+	if st.permits > 0 {
+		st.permits--
+		return true
+	}
+	st.m.notPermitted++
+	return false
+}
+
+// ReleasePermission gives a permit back (releasePermission): HALF_OPEN gains one
+// permit, with no upper limit; every other state ignores it.
+func (cb *CircuitBreaker) ReleasePermission() {
+	cb.mu.Lock()
+	if cb.st.kind == StateHalfOpen {
+		cb.st.permits++
+	}
+	cb.mu.Unlock()
+}
+
+// OnSuccess records a successful call that took d (onSuccess).
+func (cb *CircuitBreaker) OnSuccess(d time.Duration) {
+	cb.mu.Lock()
+	cb.recordLocked(d, OutcomeSuccess, nil)
+	cb.unlockAndDeliver()
+}
+
+// OnError records a call that failed with err after d, classified by
+// Config.Classify (nil Classify: a failure).
+func (cb *CircuitBreaker) OnError(d time.Duration, err error) {
+	o := OutcomeFailure
+	if cb.cfg.Classify != nil {
+		o = cb.cfg.Classify(err)
+	}
+	cb.OnResult(d, o, err)
+}
+
+// OnResult records a call of duration d whose outcome is already classified.
+// err is carried by the ERROR / IGNORED_ERROR event.
+func (cb *CircuitBreaker) OnResult(d time.Duration, o Outcome, err error) {
+	cb.mu.Lock()
+	cb.recordLocked(d, o, err)
+	cb.unlockAndDeliver()
+}
+
+// OnResultRecordedAsFailure records a call whose result (not an error) counts
+// as a failure, with a *ResultRecordedAsFailureError naming result.
+func (cb *CircuitBreaker) OnResultRecordedAsFailure(d time.Duration, result any) {
+	cb.OnResult(d, OutcomeFailure, &ResultRecordedAsFailureError{Name: cb.name, Result: fmt.Sprint(result)})
+}
+
+func (cb *CircuitBreaker) recordLocked(d time.Duration, o Outcome, err error) {
+	switch o {
+	case OutcomeIgnored:
+		if cb.st.kind == StateHalfOpen {
+			cb.st.permits++
+		}
+		if cb.allowed(EventIgnoredError) {
+			cb.emit(Event{Type: EventIgnoredError, ElapsedDuration: d, Err: err})
+		}
+		return
+	case OutcomeFailure:
+		if cb.allowed(EventError) {
+			cb.emit(Event{Type: EventError, ElapsedDuration: d, Err: err})
+		}
+	default:
+		if cb.allowed(EventSuccess) {
+			cb.emit(Event{Type: EventSuccess, ElapsedDuration: d})
+		}
+	}
+	slow := d > cb.cfg.SlowCallDurationThreshold
+	var code uint8
+	switch {
+	case o == OutcomeFailure && slow:
+		code = codeSlowError
+	case o == OutcomeFailure:
+		code = codeError
+	case slow:
+		code = codeSlowSuccess
+	default:
+		code = codeSuccess
+	}
+	st := cb.st
+	switch st.kind {
+	case StateClosed:
+		r := cb.recordAndCheck(st.m, code)
+		if r.exceeded() && st.active {
+			st.active = false
+			cb.publishExceeded(st, r)
+			_ = cb.transitionLocked(StateOpen)
+		}
+	case StateOpen:
+		st.m.record(code, cb.now)
+	case StateHalfOpen:
+		r := cb.recordAndCheck(st.m, code)
+		if r.exceeded() && st.active {
+			st.active = false
+			_ = cb.transitionLocked(StateOpen)
+		}
+		if r == belowThresholds && st.active {
+			st.active = false
+			_ = cb.transitionLocked(StateClosed)
+		}
+	case StateMetricsOnly:
+		r := cb.recordAndCheck(st.m, code)
+		if !r.exceeded() {
+			return
+		}
+		if r.failureExceeded() && !st.failurePublished {
+			st.failurePublished = true
+			cb.publishRate(st, EventFailureRateExceeded)
+		}
+		if r.slowExceeded() && !st.slowPublished {
+			st.slowPublished = true
+			cb.publishRate(st, EventSlowCallRateExceeded)
+		}
+	}
+	// DISABLED and FORCED_OPEN record nothing.
+}
+
+func (cb *CircuitBreaker) recordAndCheck(m *metrics, code uint8) result {
+	m.record(code, cb.now)
+	return m.check(m.total, cb.cfg.FailureRateThreshold, cb.cfg.SlowCallRateThreshold)
+}
+
+// publishExceeded publishes FAILURE_RATE_EXCEEDED then SLOW_CALL_RATE_EXCEEDED
+// as the result says, with rates read afresh.
+func (cb *CircuitBreaker) publishExceeded(st *cbState, r result) {
+	if r.failureExceeded() {
+		cb.publishRate(st, EventFailureRateExceeded)
+	}
+	if r.slowExceeded() {
+		cb.publishRate(st, EventSlowCallRateExceeded)
+	}
+}
+
+func (cb *CircuitBreaker) publishRate(st *cbState, t EventType) {
+	if !cb.allowed(t) {
+		return
+	}
+	a := st.m.snapshot(cb.now)
+	e := Event{Type: t}
+	if t == EventFailureRateExceeded {
+		e.FailureRate = st.m.rate(a.failed, a.calls)
+	} else {
+		e.SlowCallRate = st.m.rate(a.slow, a.calls)
+	}
+	cb.emit(e)
+}
+
+func (cb *CircuitBreaker) publishTransition(from, to State) {
+	if cb.allowed(EventStateTransition) {
+		cb.emit(Event{Type: EventStateTransition, From: from, To: to})
+	}
+}
+
+// State returns the current state.
+func (cb *CircuitBreaker) State() State {
+	cb.mu.Lock()
+	s := cb.st.kind
+	cb.mu.Unlock()
+	return s
+}
+
+// Metrics returns the current metrics (getMetrics). Reading slides a TIME_BASED
+// window to now, which never changes a later result.
+func (cb *CircuitBreaker) Metrics() Metrics {
+	_, m := cb.Snapshot()
+	return m
+}
+
+// Snapshot returns the state and its metrics read together under one lock.
+func (cb *CircuitBreaker) Snapshot() (State, Metrics) {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	st := cb.st
+	a := st.m.snapshot(cb.now)
+	return st.kind, Metrics{
+		FailureRate:         st.m.rate(a.failed, a.calls),
+		SlowCallRate:        st.m.rate(a.slow, a.calls),
+		BufferedCalls:       a.calls,
+		FailedCalls:         a.failed,
+		SuccessfulCalls:     a.calls - a.failed,
+		SlowCalls:           a.slow,
+		SlowSuccessfulCalls: a.slow - a.slowFailed,
+		SlowFailedCalls:     a.slowFailed,
+		NotPermittedCalls:   st.m.notPermitted,
+	}
+}
+
+// TransitionTo performs a manual transition (transitionToClosedState, ...).
+// A pair that StateTransition does not hold returns *IllegalTransitionError and
+// changes nothing. X→X is legal: it builds a new state object and publishes nothing.
+func (cb *CircuitBreaker) TransitionTo(s State) error {
+	if s < StateClosed || s > StateMetricsOnly {
+		return fmt.Errorf("circuit breaker %q: transition to %v: unknown state", cb.name, s)
+	}
+	cb.mu.Lock()
+	err := cb.transitionLocked(s)
+	cb.unlockAndDeliver()
+	return err
+}
+
+// Reset replaces the state with a fresh CLOSED one (reset()): it publishes
+// STATE_TRANSITION X_TO_CLOSED when X is not CLOSED, then RESET. Like the
+// library it does not cancel the old state's pending timer, which may later act
+// on the new state.
+func (cb *CircuitBreaker) Reset() {
+	cb.mu.Lock()
+	prev := cb.st
+	cb.st = cb.newClosed()
+	if prev.kind != StateClosed {
+		cb.publishTransition(prev.kind, StateClosed)
+	}
+	if cb.allowed(EventReset) {
+		cb.emit(Event{Type: EventReset})
+	}
+	cb.unlockAndDeliver()
+}
+
+// Execute runs fn when a permit is granted and records its outcome: the
+// duration is measured with the breaker's clock and a non-nil error is
+// classified by Config.Classify. A refusal returns *CallNotPermittedError
+// without calling fn. fn's error is returned unchanged. If fn panics nothing is
+// recorded (a HALF_OPEN permit is lost, as with a Java Error).
+func (cb *CircuitBreaker) Execute(ctx context.Context, fn func(context.Context) error) error {
+	if !cb.TryAcquirePermission() {
+		return &CallNotPermittedError{Name: cb.name, State: cb.State()}
+	}
+	start := cb.clock.Now()
+	err := fn(ctx)
+	d := cb.clock.Now().Sub(start)
+	if err == nil {
+		cb.OnSuccess(d)
+	} else {
+		cb.OnError(d, err)
+	}
+	return err
+}
+
+// ---- events ----
+
+// Subscribe registers f for every event that passes the publication filter, in
+// publication order (see CircuitBreaker). It returns a function that removes f.
+func (cb *CircuitBreaker) Subscribe(f func(Event)) (unsubscribe func()) {
+	cb.mu.Lock()
+	cb.nextSubID++
+	id := cb.nextSubID
+	subs := make([]subscriber, len(cb.subs), len(cb.subs)+1)
+	copy(subs, cb.subs)
+	cb.subs = append(subs, subscriber{id: id, f: f})
+	cb.mu.Unlock()
+	return func() {
+		cb.mu.Lock()
+		defer cb.mu.Unlock()
+		subs := make([]subscriber, 0, len(cb.subs))
+		for _, s := range cb.subs {
+			if s.id != id {
+				subs = append(subs, s)
+			}
+		}
+		cb.subs = subs
+	}
+}
+
+// allowed is the publication filter: nobody listening, nothing built; STATE_TRANSITION
+// and RESET always; others only in CLOSED, OPEN, HALF_OPEN and METRICS_ONLY.
+func (cb *CircuitBreaker) allowed(t EventType) bool {
+	if len(cb.subs) == 0 {
+		return false
+	}
+	if t.forcePublish() {
+		return true
+	}
+	k := cb.st.kind
+	return k != StateDisabled && k != StateForcedOpen
+}
+
+func (cb *CircuitBreaker) emit(e Event) {
+	e.BreakerName = cb.name
+	e.CreationTime = cb.now()
+	cb.queue = append(cb.queue, e)
+}
+
+// unlockAndDeliver releases the lock and delivers queued events in order unless
+// another goroutine (or an outer frame of this one) is already delivering.
+func (cb *CircuitBreaker) unlockAndDeliver() {
+	if cb.delivering || cb.qhead == len(cb.queue) {
+		cb.mu.Unlock()
+		return
+	}
+	cb.delivering = true
+	cb.deliverLoop()
+}
+
+func (cb *CircuitBreaker) deliverLoop() {
+	finished := false
+	defer func() {
+		if !finished { // a subscriber panicked: let the next caller deliver the rest
+			cb.mu.Lock()
+			cb.delivering = false
+			cb.mu.Unlock()
+		}
+	}()
+	for {
+		if cb.qhead == len(cb.queue) {
+			clear(cb.queue)
+			cb.queue = cb.queue[:0]
+			cb.qhead = 0
+			cb.delivering = false
+			finished = true
+			cb.mu.Unlock()
+			return
+		}
+		ev := cb.queue[cb.qhead]
+		cb.qhead++
+		subs := cb.subs
+		cb.mu.Unlock()
+		for _, s := range subs {
+			s.f(ev)
+		}
+		cb.mu.Lock()
+	}
+}

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/cbprobe/cbprobe/collect"
+	"github.com/cbprobe/cbprobe/experiments"
+	"github.com/cbprobe/cbprobe/results"
+	"github.com/spf13/cobra"
+)
+
+// experimentOptions are the flags every experiment takes.
+type experimentOptions struct {
+	target      string
+	pgListen    string
+	arm         string
+	breaker     string
+	metrics     string
+	metricsURL  string
+	selector    string
+	headers     []string
+	insecure    bool
+	seed        int64
+	speed       float64
+	out         string
+	expect      []string
+	config      string
+	predictRuns int
+	quiet       bool
+	json        bool
+}
+
+func newExperimentCommand(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "experiment NAME | run FILE.yaml | show NAME",
+		Short: "Run a circuit-breaker experiment and check it against expectations",
+		Long: `experiment runs the field report's experiments (slow-call, window-type, retry) or your
+own spec file. Each arm runs against a fresh embedded gateway (pgsim) and reference service
+(cbprobe demo) on free loopback ports, unless --target points at your service; then the
+gateway listens on --pg-listen for your service to call, --arm picks the arm your service is
+configured for and --metrics/--metrics-url say where to read its breaker.
+
+For every arm it prints the requests sent, succeeded, rejected by the open breaker and
+failed per phase, the request at which the breaker first opened and first rejected, gateway
+attempts per request, every transition with its cause (failure-rate, slow-call-rate, both,
+half-open-trial) and the simulation's prediction beside each measurement. The run directory
+(--out) holds run.json, requests.csv, samples.csv, events.jsonl, summary.md, junit.xml and
+report.html.
+
+Expectations (--expect, repeatable; grammar in the README):
+  cause=slow-call-rate   first-rejected-request<=14   phase[3].success>=0.9   opens>=1
+  arm[retry-3].first-open-request<=16
+Exit codes: 0 all expectations held, 1 one failed, 2 bad flags/spec/expectation,
+3 target/gateway/metrics unreachable, 130 interrupted (partial run kept).`,
+		Example: `  cbprobe experiment retry
+  cbprobe experiment window-type --speed 10 --out /tmp/wt
+  cbprobe experiment slow-call --expect 'arm[timelimiter-1000ms].cause=slow-call-rate'
+  cbprobe experiment show retry > my-experiment.yaml
+  cbprobe experiment run my-experiment.yaml
+  cbprobe experiment retry --target http://localhost:8080 --arm retry-3 --pg-listen 127.0.0.1:8082`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usageErr(fmt.Errorf("name an experiment (%s), or use run FILE / show NAME", strings.Join(experiments.Names(), ", ")))
+		},
+	}
+	for _, name := range experiments.Names() {
+		cmd.AddCommand(newNamedExperimentCommand(g, name))
+	}
+	cmd.AddCommand(newExperimentRunCommand(g), newExperimentShowCommand(g))
+	return cmd
+}
+
+func newNamedExperimentCommand(g *globalOptions, name string) *cobra.Command {
+	o := &experimentOptions{}
+	spec, err := experiments.Named(name)
+	short := "Run the " + name + " experiment"
+	if err == nil {
+		short = spec.Title
+	}
+	cmd := &cobra.Command{
+		Use:     name,
+		Short:   short,
+		Example: fmt.Sprintf("  cbprobe experiment %s\n  cbprobe experiment %s --speed 20 --seed 7 --out /tmp/%s\n  cbprobe experiment show %s", name, name, name, name),
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			spec, err := experiments.Named(name)
+			if err != nil {
+				return usageErr(err)
+			}
+			return runExperiment(cmd, g, o, spec)
+		},
+	}
+	o.addFlags(cmd)
+	return cmd
+}
+
+func newExperimentRunCommand(g *globalOptions) *cobra.Command {
+	o := &experimentOptions{}
+	cmd := &cobra.Command{
+		Use:   "run FILE.yaml",
+		Short: "Run a user-defined experiment spec",
+		Long: `run reads an experiment spec: traffic (phases or sequential users), gateway behaviour
+(per phase too), configuration (an application.yml), service settings, arms with their
+property overrides, and expectations. Start from a named one: cbprobe experiment show retry.`,
+		Example: "  cbprobe experiment show window-type > mine.yaml\n  cbprobe experiment run mine.yaml --speed 10",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			spec, err := experiments.LoadSpec(args[0])
+			if err != nil {
+				return usageErr(err)
+			}
+			return runExperiment(cmd, g, o, spec)
+		},
+	}
+	o.addFlags(cmd)
+	return cmd
+}
+
+func newExperimentShowCommand(g *globalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:     "show NAME",
+		Short:   "Print a named experiment's spec, to start your own from",
+		Example: "  cbprobe experiment show retry > my-experiment.yaml",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			data, err := experiments.NamedSource(args[0])
+			if err != nil {
+				return usageErr(err)
+			}
+			_, err = g.stdout.Write(data)
+			return err
+		},
+	}
+}
+
+func (o *experimentOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.target, "target", "", "base URL of your service (default: the embedded reference service)")
+	f.StringVar(&o.pgListen, "pg-listen", "127.0.0.1:8082", "where the gateway listens for an external --target")
+	f.StringVar(&o.arm, "arm", "", "run only this arm (required with --target when the experiment has several)")
+	f.StringVar(&o.breaker, "breaker", "", "breaker name to read on --target (default: the Feign name, or the only breaker exposed)")
+	f.StringVar(&o.metrics, "metrics", "actuator", "breaker metrics source: actuator, prometheus or prom-api")
+	f.StringVar(&o.metricsURL, "metrics-url", "", "where the metrics source is (default: the target)")
+	f.StringVar(&o.selector, "selector", "", "PromQL label selector for --metrics prom-api, e.g. '{job=\"orders\"}'")
+	f.StringArrayVar(&o.headers, "header", nil, "header for metrics requests, 'Name: value' (repeatable; redacted in output)")
+	f.BoolVar(&o.insecure, "insecure", false, "skip TLS certificate verification of the metrics source")
+	f.Int64Var(&o.seed, "seed", 1, "seed of the gateway's outcomes and of the predictions")
+	f.Float64Var(&o.speed, "speed", 1, "run the embedded setup this many times faster (tests use 10-20)")
+	f.StringVar(&o.out, "out", "", "run directory (default cbprobe-results/<experiment>-<UTC time>/)")
+	f.StringArrayVar(&o.expect, "expect", nil, "expectation, e.g. 'cause=slow-call-rate' or 'arm[retry-3].first-rejected-request<=14' (repeatable)")
+	f.StringVar(&o.config, "config", "", "application.yml (or .properties) to use instead of the spec's configuration")
+	f.IntVar(&o.predictRuns, "predict-runs", 1000, "simulated runs behind each prediction")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors")
+	f.BoolVar(&o.json, "json", false, "print run.json to stdout instead of the summary")
+}
+
+func runExperiment(cmd *cobra.Command, g *globalOptions, o *experimentOptions, spec *experiments.Spec) error {
+	if !(o.speed > 0) {
+		return usageErr(fmt.Errorf("--speed: %g must be > 0", o.speed))
+	}
+	if o.predictRuns < 1 {
+		return usageErr(fmt.Errorf("--predict-runs: %d must be at least 1", o.predictRuns))
+	}
+	headers := http.Header{}
+	for _, h := range o.headers {
+		name, value, err := collect.ParseHeader(h)
+		if err != nil {
+			return usageErr(fmt.Errorf("--header: %w", err))
+		}
+		headers.Add(name, value)
+	}
+	opts := experiments.Options{
+		Spec: spec, Target: o.target, PGListen: o.pgListen, Arm: o.arm, Breaker: o.breaker,
+		Metrics: o.metrics, MetricsURL: o.metricsURL, Selector: o.selector, Headers: headers, Insecure: o.insecure,
+		Seed: o.seed, Speed: o.speed, Out: o.out, Expect: o.expect, ConfigPath: o.config,
+		PredictRuns: o.predictRuns, Logger: g.logger, Version: version,
+	}
+	progress := &progressLine{w: g.stderr, color: g.colorEnabled(g.stderr)}
+	if !o.quiet && isTerminal(g.stderr) {
+		opts.Progress = progress.show
+	} else if !o.quiet && !o.json {
+		fmt.Fprintf(g.stderr, "cbprobe: running %s (%d arms)…\n", spec.Name, len(spec.Arms))
+	}
+	run, dir, err := experiments.Run(cmd.Context(), opts)
+	progress.clear()
+	var failed *experiments.ExpectationsFailed
+	if run != nil && (err == nil || errors.As(err, &failed) || cmd.Context().Err() != nil) {
+		if werr := printRun(g, o, run, dir); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	switch {
+	case errors.As(err, &failed):
+		return silentErr(exitExpectation, err)
+	case err != nil && cmd.Context().Err() != nil:
+		fmt.Fprintf(g.stderr, "cbprobe: interrupted; partial run kept in %s\n", dir)
+		return silentErr(exitInterrupted, err)
+	}
+	return err
+}
+
+func printRun(g *globalOptions, o *experimentOptions, run *results.Run, dir string) error {
+	switch {
+	case o.json:
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(run)
+	case o.quiet:
+		return nil
+	}
+	if err := results.WriteText(g.stdout, run, results.TextOptions{Color: g.colorEnabled(g.stdout)}); err != nil {
+		return err
+	}
+	fmt.Fprintf(g.stdout, "\nRun directory: %s (open report.html)\n", dir)
+	return nil
+}
+
+// progressLine rewrites one status line on a terminal.
+type progressLine struct {
+	mu    sync.Mutex
+	w     io.Writer
+	color bool
+	shown bool
+}
+
+func (p *progressLine) show(arm string, pr results.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "\r\033[K%s: %s", arm, results.ProgressLine(pr, results.TextOptions{Color: p.color}))
+	p.shown = true
+}
+
+func (p *progressLine) clear() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.shown = false
+	}
+}

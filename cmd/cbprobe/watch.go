@@ -1,0 +1,343 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cbprobe/cbprobe/collect"
+	"github.com/cbprobe/cbprobe/springconf"
+	"github.com/spf13/cobra"
+)
+
+type watchOptions struct {
+	actuator, prometheus, promAPI, selector string
+	interval, timeout, duration             time.Duration
+	headers, breakers                       []string
+	insecure, json                          bool
+	config                                  string
+	eventBuffer                             int
+}
+
+func newWatchCommand(g *globalOptions) *cobra.Command {
+	o := &watchOptions{}
+	cmd := &cobra.Command{
+		Use:   "watch (--actuator URL | --prometheus URL | --prom-api URL --selector SEL)",
+		Short: "Live circuit breaker states, rates against thresholds and the cause of every OPEN",
+		Long: `watch polls a service's Resilience4j metrics and shows one line per breaker: state,
+failure and slow-call rates against their thresholds, calls in the window, and the last
+transition with its cause. Every CLOSED->OPEN is labelled failure-rate, slow-call-rate or
+both (from the FAILURE_RATE_EXCEEDED / SLOW_CALL_RATE_EXCEEDED events, else from the rates
+of the first OPEN sample against the thresholds), HALF_OPEN->OPEN half-open-trial,
+FORCED_OPEN forced, and unknown with the missing evidence named.
+
+Sources: --actuator (Spring Boot actuator JSON, with events), --prometheus (a scrape of
+/actuator/prometheus) or --prom-api (a Prometheus server that already scrapes the service;
+one breaker per instance label). Prometheus does not export thresholds: give --config
+application.yml to compare rates with them.
+
+--breaker selects breakers by name: a glob (* ? [..], everything else literal) or, with a
+"re:" prefix, an RE2 regular expression; both match the whole name; repeatable.
+
+The view is redrawn in place only on a terminal; --json writes one JSON object a line
+({"type":"sample"|"transition"|"event"|"gap"|"error"|"notice"|"reset"|"lost"|"summary"}).
+Ctrl-C prints a summary of transitions and causes. Exit 3 when the source cannot be read
+at start.`,
+		Example: `  cbprobe watch --actuator http://127.0.0.1:8080
+  cbprobe watch --prometheus http://127.0.0.1:8080/actuator/prometheus --config application.yml
+  cbprobe watch --prom-api http://prometheus:9090 --selector 'job="shop"' --breaker 'pg*' --json
+  cbprobe watch --actuator https://shop.example --header 'Authorization: Bearer $TOKEN' --interval 250ms`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runWatch(cmd.Context(), g, o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.actuator, "actuator", "", "actuator base URL (service root or its /actuator path)")
+	f.StringVar(&o.prometheus, "prometheus", "", "URL of the /actuator/prometheus page")
+	f.StringVar(&o.promAPI, "prom-api", "", "Prometheus server URL (query API)")
+	f.StringVar(&o.selector, "selector", "", `label matchers for --prom-api, e.g. 'job="shop"'`)
+	f.DurationVar(&o.interval, "interval", collect.DefaultInterval, "poll interval")
+	f.DurationVar(&o.timeout, "timeout", collect.DefaultTimeout, "per-request timeout")
+	f.DurationVar(&o.duration, "duration", 0, "stop after this long (0: until Ctrl-C)")
+	f.StringArrayVar(&o.headers, "header", nil, "extra request header 'Name: value' (repeatable; values are never printed)")
+	f.StringArrayVar(&o.breakers, "breaker", nil, "breaker name pattern (glob, or re:REGEXP; repeatable)")
+	f.BoolVar(&o.insecure, "insecure", false, "skip TLS certificate verification")
+	f.BoolVar(&o.json, "json", false, "one JSON object a line instead of the live view")
+	f.StringVar(&o.config, "config", "", "application.yml/.properties giving thresholds the source does not export")
+	f.IntVar(&o.eventBuffer, "event-buffer", 0, "the service's event-consumer-buffer-size (default: from --config, else 100)")
+	cmd.MarkFlagsMutuallyExclusive("actuator", "prometheus", "prom-api")
+	cmd.MarkFlagsOneRequired("actuator", "prometheus", "prom-api")
+	return cmd
+}
+
+// watchSource builds the source the flags ask for.
+func watchSource(o *watchOptions, opt collect.HTTPOptions) (collect.Source, error) {
+	switch {
+	case o.actuator != "":
+		return collect.NewActuator(o.actuator, opt), nil
+	case o.prometheus != "":
+		return collect.NewPrometheus(o.prometheus, opt), nil
+	default:
+		return collect.NewPromAPI(o.promAPI, o.selector, opt)
+	}
+}
+
+func parseHeaders(hs []string) (http.Header, error) {
+	h := http.Header{}
+	for _, s := range hs {
+		n, v, err := collect.ParseHeader(s)
+		if err != nil {
+			return nil, err
+		}
+		h.Add(n, v)
+	}
+	return h, nil
+}
+
+// configThresholds resolves thresholds per breaker name from a Spring configuration.
+func configThresholds(f *springconf.File, path string) collect.Thresholds {
+	return func(name string) (collect.Threshold, bool) {
+		r, err := f.Resolve(name)
+		if err != nil {
+			return collect.Threshold{}, false
+		}
+		return collect.Threshold{FailureRate: float64(r.Config.FailureRateThreshold), SlowCallRate: float64(r.Config.SlowCallRateThreshold), Source: "config " + path}, true
+	}
+}
+
+func runWatch(ctx context.Context, g *globalOptions, o *watchOptions) error {
+	if o.interval <= 0 || o.timeout <= 0 {
+		return usageErr(errors.New("--interval and --timeout must be positive"))
+	}
+	hdr, err := parseHeaders(o.headers)
+	if err != nil {
+		return usageErr(err)
+	}
+	filter, err := collect.NewNameFilter(o.breakers...)
+	if err != nil {
+		return usageErr(err)
+	}
+	var th collect.Thresholds
+	if o.config != "" {
+		f, err := springconf.Load(o.config)
+		if err != nil {
+			return usageErr(err)
+		}
+		th = configThresholds(f, o.config)
+		if o.eventBuffer == 0 {
+			if r, err := f.Resolve(springconf.DefaultBreakerName); err == nil && r.EventConsumerBufferSize > 0 {
+				o.eventBuffer = r.EventConsumerBufferSize
+			}
+		}
+	}
+	opt := collect.HTTPOptions{Headers: hdr, Insecure: o.insecure, Timeout: o.timeout, Logger: g.logger, EventBufferSize: o.eventBuffer}
+	src, err := watchSource(o, opt)
+	if err != nil {
+		return usageErr(err)
+	}
+	// Reach the source once before anything else: exit 3 with the reason.
+	if _, err := src.Poll(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return infraErr(fmt.Errorf("watch: cannot read %s: %w", src.Name(), err))
+	}
+	// The probe consumed the event history; a fresh source replays it.
+	src, _ = watchSource(o, opt)
+	s, err := collect.NewSampler(collect.SamplerConfig{Source: src, Interval: o.interval, Logger: g.logger, Filter: filter, Thresholds: th})
+	if err != nil {
+		return usageErr(err)
+	}
+	if o.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.duration)
+		defer cancel()
+	}
+	v := &watchView{w: g.stdout, json: o.json, tty: !o.json && isTerminal(g.stdout), latest: map[collect.BreakerKey]collect.BreakerSample{}, last: map[collect.BreakerKey]collect.Transition{}}
+	s.Run(ctx, v.update)
+	v.summary(s.Tracker().Transitions())
+	return nil
+}
+
+type watchView struct {
+	w      io.Writer
+	json   bool
+	tty    bool
+	drawn  int
+	latest map[collect.BreakerKey]collect.BreakerSample
+	last   map[collect.BreakerKey]collect.Transition
+	status string
+}
+
+func (v *watchView) emit(typ string, x any) {
+	b, err := json.Marshal(x)
+	if err != nil {
+		b, _ = json.Marshal(err.Error())
+	}
+	fmt.Fprintf(v.w, "{\"type\":%q,\"data\":%s}\n", typ, b)
+}
+
+func (v *watchView) line(s string) {
+	v.clear()
+	fmt.Fprintln(v.w, s)
+}
+
+func (v *watchView) clear() {
+	if v.tty && v.drawn > 0 {
+		fmt.Fprintf(v.w, "\x1b[%dA\x1b[J", v.drawn)
+		v.drawn = 0
+	}
+}
+
+func (v *watchView) update(u collect.Update) {
+	if u.Err != "" {
+		if v.json {
+			v.emit("error", map[string]any{"error": u.Err, "first": u.FirstOfKind})
+		} else if u.FirstOfKind {
+			v.line("poll failed: " + u.Err)
+		}
+		v.status = "polling fails: " + u.Err
+	}
+	if u.Gap != nil {
+		if v.json {
+			v.emit("gap", u.Gap)
+		} else {
+			v.line(fmt.Sprintf("polling works again after %d failed polls (%s)", u.Gap.Polls, strings.Join(u.Gap.Reasons, "; ")))
+		}
+	}
+	if s := u.Snapshot; s != nil {
+		v.status = ""
+		for _, n := range s.Notices {
+			if v.json {
+				v.emit("notice", n)
+			} else {
+				v.line("note: " + n)
+			}
+		}
+		for _, l := range s.Lost {
+			if v.json {
+				v.emit("lost", l)
+			} else {
+				v.line(fmt.Sprintf("events of %s may have been dropped by the ring buffer (%d) between %s and %s (at least %d proven)",
+					l.Name, l.BufferSize, l.After.Format("15:04:05.000"), l.Before.Format("15:04:05.000"), l.AtLeast))
+			}
+		}
+		for _, b := range s.Breakers {
+			v.latest[b.Key()] = b
+			if v.json {
+				v.emit("sample", b)
+			}
+		}
+		if v.json {
+			for _, e := range s.Events {
+				v.emit("event", e)
+			}
+		}
+	}
+	for _, r := range u.Resets {
+		if v.json {
+			v.emit("reset", r)
+		} else {
+			v.line(fmt.Sprintf("%s: metrics reset: %s", r.Breaker, r.Reason))
+		}
+	}
+	for _, t := range u.Transitions {
+		v.last[t.Breaker] = t
+		if v.json {
+			v.emit("transition", t)
+		} else {
+			v.line(describeTransition(t))
+		}
+	}
+	if !v.json && v.tty {
+		v.redraw()
+	}
+}
+
+func describeTransition(t collect.Transition) string {
+	when := t.Time.Local().Format("15:04:05.000")
+	if t.TimeSource == collect.TimeFromPoll {
+		when += fmt.Sprintf(" ±%s", (t.Latest.Sub(t.Earliest) / 2).Round(time.Millisecond))
+	}
+	s := fmt.Sprintf("%s %s  %s -> %s", when, t.Breaker, t.From, t.To)
+	if t.Inferred {
+		s += " (inferred)"
+	}
+	if t.Cause != "" {
+		s += "  cause " + t.Cause + ": " + t.Reason
+	}
+	if t.Note != "" {
+		s += "  (" + t.Note + ")"
+	}
+	return s
+}
+
+func pctOrDash(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "?"
+	case v < 0:
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", v)
+}
+
+func (v *watchView) redraw() {
+	v.clear()
+	keys := make([]collect.BreakerKey, 0, len(v.latest))
+	for k := range v.latest {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	for _, k := range keys {
+		b := v.latest[k]
+		line := fmt.Sprintf("%-30s %-11s failure %s/%s  slow %s/%s  calls %v", k, b.State,
+			pctOrDash(b.FailureRate), pctOrDash(b.FailureRateThreshold), pctOrDash(b.SlowCallRate), pctOrDash(b.SlowCallRateThreshold), b.Buffered)
+		if t, ok := v.last[k]; ok {
+			line += fmt.Sprintf("  last %s->%s %s", t.From, t.To, t.Time.Local().Format("15:04:05"))
+			if t.Cause != "" {
+				line += " (" + t.Cause + ")"
+			}
+		}
+		fmt.Fprintln(v.w, line)
+		v.drawn++
+	}
+	if v.status != "" {
+		fmt.Fprintln(v.w, v.status)
+		v.drawn++
+	}
+}
+
+func (v *watchView) summary(ts []collect.Transition) {
+	v.clear()
+	causes := map[string]int{}
+	opens := 0
+	for _, t := range ts {
+		if t.Cause != "" {
+			causes[t.Cause]++
+			opens++
+		}
+	}
+	if v.json {
+		v.emit("summary", map[string]any{"transitions": len(ts), "opens": opens, "causes": causes})
+		return
+	}
+	fmt.Fprintf(v.w, "\n%d transitions, %d into OPEN/FORCED_OPEN\n", len(ts), opens)
+	for _, t := range ts {
+		fmt.Fprintln(v.w, "  "+describeTransition(t))
+	}
+	names := make([]string, 0, len(causes))
+	for c := range causes {
+		names = append(names, c)
+	}
+	sort.Strings(names)
+	for _, c := range names {
+		fmt.Fprintf(v.w, "  %-16s %d\n", c, causes[c])
+	}
+}

@@ -1,0 +1,315 @@
+package collect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// ActuatorSource reads a Spring Boot actuator: /circuitbreakers (or, when that is
+// not exposed or lists only names, /health), then /circuitbreakerevents,
+// /timelimiterevents and /retryevents when exposed. Events are de-duplicated
+// across polls and ring-buffer losses are reported.
+type ActuatorSource struct {
+	base      string
+	g         *httpGetter
+	said      map[string]bool
+	useHealth bool
+	namesOnly bool
+	off       map[string]bool // optional endpoints that answered 404
+	rings     map[string]*ring
+	prev      map[BreakerKey]BreakerSample
+	prevSeen  map[BreakerKey][2]int // NOT_PERMITTED and SUCCESS/ERROR events delivered last poll
+}
+
+// NewActuator returns a source for the actuator at base, which may be the
+// service root ("http://host:8080") or the actuator base path
+// ("http://host:8080/actuator", "http://host:8080/manage").
+func NewActuator(base string, opt HTTPOptions) Source {
+	b := strings.TrimRight(base, "/")
+	if !strings.HasSuffix(b, "/actuator") && !hasPathBeyondRoot(b) {
+		b += "/actuator"
+	}
+	return &ActuatorSource{base: b, g: newGetter(opt), said: map[string]bool{}, off: map[string]bool{},
+		rings: map[string]*ring{}, prev: map[BreakerKey]BreakerSample{}, prevSeen: map[BreakerKey][2]int{}}
+}
+
+func hasPathBeyondRoot(u string) bool {
+	i := strings.Index(u, "://")
+	if i < 0 {
+		return false
+	}
+	return strings.Contains(u[i+3:], "/")
+}
+
+// Name implements Source.
+func (a *ActuatorSource) Name() string { return "actuator " + safeURL(a.base) }
+
+func (a *ActuatorSource) notice(s *Snapshot, key, msg string) {
+	if !a.said[key] {
+		a.said[key] = true
+		s.Notices = append(s.Notices, msg)
+	}
+}
+
+func isStatus(err error, code int) bool {
+	var fe *FetchError
+	return errors.As(err, &fe) && fe.Kind == "http-status" && fe.Status == code
+}
+
+// Poll implements Source.
+func (a *ActuatorSource) Poll(ctx context.Context) (Snapshot, error) {
+	s := Snapshot{Source: a.Name(), Sent: a.g.clock.Now()}
+	breakers, err := a.readBreakers(ctx, &s)
+	if err != nil {
+		return s, err
+	}
+	s.Breakers = breakers
+	// Events are read after the breakers, so every transition a sample shows is
+	// already in the event list (unless the ring dropped it).
+	type opt struct{ path, key, kind, what string }
+	for _, o := range []opt{
+		{"/circuitbreakerevents", "circuitBreakerEvents", KindCircuitBreaker, "circuit breaker events"},
+		{"/timelimiterevents", "timeLimiterEvents", KindTimeLimiter, "time limiter events"},
+		{"/retryevents", "retryEvents", KindRetry, "retry events"},
+	} {
+		if a.off[o.path] {
+			continue
+		}
+		u := a.base + o.path
+		body, _, err := a.g.get(ctx, u, "application/json")
+		if isStatus(err, 404) {
+			a.off[o.path] = true
+			a.notice(&s, o.path, fmt.Sprintf("%s%s is not exposed (HTTP 404): no %s", safeURL(a.base), o.path, o.what))
+			continue
+		}
+		if err != nil {
+			s.Warnings = append(s.Warnings, err.Error())
+			continue
+		}
+		evs, err := parseEvents(body, o.key, o.kind)
+		if err != nil {
+			s.Warnings = append(s.Warnings, a.g.bodyError(u, err).Error())
+			continue
+		}
+		a.absorb(&s, o.kind, evs)
+		if o.kind == KindCircuitBreaker {
+			s.EventsOK = true
+		}
+	}
+	s.Received = a.g.clock.Now()
+	for i := range s.Breakers {
+		s.Breakers[i].Sent, s.Breakers[i].Received, s.Breakers[i].ObservedAt = s.Sent, s.Received, s.Received
+	}
+	for i := range s.Events {
+		s.Events[i].Polled = s.Received
+	}
+	for i := range s.Lost {
+		s.Lost[i].Polled = s.Received
+	}
+	for i := range s.Restarts {
+		s.Restarts[i].Received = s.Received
+	}
+	a.lossBounds(&s)
+	return s, nil
+}
+
+func (a *ActuatorSource) readBreakers(ctx context.Context, s *Snapshot) ([]BreakerSample, error) {
+	if !a.useHealth {
+		u := a.base + "/circuitbreakers"
+		body, _, err := a.g.get(ctx, u, "application/json")
+		switch {
+		case isStatus(err, 404):
+			a.useHealth = true
+			a.notice(s, "health", fmt.Sprintf("%s/circuitbreakers is not exposed (HTTP 404): reading breakers from /health", safeURL(a.base)))
+		case err != nil:
+			return nil, err
+		default:
+			samples, names, err := ParseCircuitBreakers(body)
+			if err != nil {
+				return nil, a.g.bodyError(u, err)
+			}
+			if samples != nil || len(names) == 0 {
+				return samples, nil
+			}
+			a.namesOnly = true
+			a.notice(s, "names", fmt.Sprintf("%s/circuitbreakers lists names only (Resilience4j before 2.0): reading details from /health", safeURL(a.base)))
+			hs, herr := a.readHealth(ctx)
+			if herr != nil {
+				a.notice(s, "names-health", "no breaker details: "+herr.Error())
+				out := make([]BreakerSample, 0, len(names))
+				for _, n := range names {
+					out = append(out, newBreakerSample(n, ""))
+				}
+				return out, nil
+			}
+			return hs, nil
+		}
+	}
+	return a.readHealth(ctx)
+}
+
+func (a *ActuatorSource) readHealth(ctx context.Context) ([]BreakerSample, error) {
+	u := a.base + "/health"
+	body, _, err := a.g.get(ctx, u, "application/json")
+	if err != nil && !isStatus(err, 503) { // DOWN answers 503 with the same body
+		return nil, err
+	}
+	samples, perr := ParseHealth(body)
+	if perr != nil {
+		return nil, a.g.bodyError(u, perr)
+	}
+	return samples, nil
+}
+
+// ring follows one name's event ring buffer across polls.
+type ring struct {
+	prev []Event
+	max  int // largest list seen: the ring is at least this big
+}
+
+func sameEvent(a, b Event) bool {
+	return a.RawTime == b.RawTime && a.Type == b.Type && a.StateTransition == b.StateTransition &&
+		a.ErrorMessage == b.ErrorMessage && a.DurationMs == b.DurationMs && a.NumberOfAttempts == b.NumberOfAttempts
+}
+
+// update returns the events of cur not seen before, whether the ring may have
+// dropped events since the last poll, and whether the ring was cleared (restart).
+func (r *ring) update(cur []Event, bufSize int) (fresh []Event, gap, cleared bool) {
+	prev := r.prev
+	r.prev = cur
+	if len(cur) > r.max {
+		r.max = len(cur)
+	}
+	size := max(bufSize, r.max)
+	if len(prev) == 0 {
+		return cur, false, false
+	}
+	for j := range prev {
+		if !sameEvent(prev[j], cur0(cur)) {
+			continue
+		}
+		n := len(prev) - j
+		if n > len(cur) {
+			continue
+		}
+		match := true
+		for k := 1; k < n; k++ {
+			if !sameEvent(prev[j+k], cur[k]) {
+				match = false
+				break
+			}
+		}
+		if match {
+			return cur[n:], false, false
+		}
+	}
+	if len(cur) == 0 {
+		return nil, false, true
+	}
+	last := prev[len(prev)-1]
+	if !cur[0].CreationTime.Before(last.CreationTime) && len(cur) >= size {
+		return cur, true, false
+	}
+	return cur, false, true
+}
+
+func cur0(cur []Event) Event {
+	if len(cur) == 0 {
+		return Event{RawTime: "\x00none"}
+	}
+	return cur[0]
+}
+
+// absorb de-duplicates one endpoint's events into the snapshot.
+func (a *ActuatorSource) absorb(s *Snapshot, kind string, evs []Event) {
+	byName := map[string][]Event{}
+	var order []string
+	for _, e := range evs {
+		if _, ok := byName[e.Name]; !ok {
+			order = append(order, e.Name)
+		}
+		byName[e.Name] = append(byName[e.Name], e)
+	}
+	// Names whose ring vanished entirely (restart, or registry entry replaced).
+	for key, r := range a.rings {
+		k, name, _ := strings.Cut(key, "\x00")
+		if k == kind && len(r.prev) > 0 {
+			if _, ok := byName[name]; !ok {
+				order = append(order, name)
+			}
+		}
+	}
+	for _, name := range order {
+		key := kind + "\x00" + name
+		r := a.rings[key]
+		if r == nil {
+			r = &ring{}
+			a.rings[key] = r
+		}
+		var last Event
+		if len(r.prev) > 0 {
+			last = r.prev[len(r.prev)-1]
+		}
+		fresh, gap, cleared := r.update(byName[name], a.g.bufSize)
+		s.Events = append(s.Events, fresh...)
+		if gap {
+			s.Lost = append(s.Lost, LostEvents{Kind: kind, Name: name, After: last.CreationTime, Before: fresh[0].CreationTime, BufferSize: max(a.g.bufSize, r.max)})
+		}
+		if cleared && kind == KindCircuitBreaker {
+			s.Restarts = append(s.Restarts, Reset{Breaker: BreakerKey{Name: name}, Reason: "event ring buffer was cleared (service restarted?)"})
+		}
+	}
+}
+
+// lossBounds fills LostEvents.AtLeast from the breaker counters and remembers
+// what this poll delivered. Breakers are read before events, so the counter
+// delta covers (previous read, this read] while the delivered events cover
+// (previous event read, this event read]; subtracting the events delivered in
+// the previous poll as well keeps the bound sound.
+func (a *ActuatorSource) lossBounds(s *Snapshot) {
+	seen := map[BreakerKey][2]int{}
+	for _, e := range s.Events {
+		if e.Kind != KindCircuitBreaker {
+			continue
+		}
+		k := BreakerKey{Name: e.Name}
+		v := seen[k]
+		switch e.Type {
+		case "NOT_PERMITTED":
+			v[0]++
+		case "SUCCESS", "ERROR":
+			v[1]++
+		}
+		seen[k] = v
+	}
+	cur := map[BreakerKey]BreakerSample{}
+	for _, b := range s.Breakers {
+		cur[b.Key()] = b
+	}
+	for i, l := range s.Lost {
+		if l.Kind != KindCircuitBreaker {
+			continue
+		}
+		k := BreakerKey{Name: l.Name}
+		p, ok1 := a.prev[k]
+		c, ok2 := cur[k]
+		if !ok1 || !ok2 || p.State != c.State {
+			continue
+		}
+		bound := 0.0
+		if c.State == "OPEN" || c.State == "HALF_OPEN" {
+			bound += math.Max(0, c.NotPermitted-p.NotPermitted-float64(seen[k][0]+a.prevSeen[k][0]))
+		}
+		if c.State == "CLOSED" || c.State == "HALF_OPEN" || c.State == "METRICS_ONLY" {
+			bound += math.Max(0, c.Buffered-p.Buffered-float64(seen[k][1]+a.prevSeen[k][1]))
+		}
+		if !math.IsNaN(bound) {
+			s.Lost[i].AtLeast = int(bound)
+		}
+	}
+	a.prev = cur
+	a.prevSeen = seen
+}

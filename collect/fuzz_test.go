@@ -1,0 +1,60 @@
+package collect
+
+import (
+	"testing"
+)
+
+func FuzzActuatorBreakers(f *testing.F) {
+	f.Add(fixture(f, "actuator-circuitbreakers-nbicocchi-sb3-open.json"))
+	f.Add([]byte(`{"circuitBreakers":["a","b"]}`))
+	f.Add([]byte(`{"circuitBreakers":{"pg":{"failureRate":"NaN%","state":"OPEN"}}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		samples, names, err := ParseCircuitBreakers(b)
+		if err == nil && samples != nil && len(samples) != len(names) {
+			t.Fatalf("%d samples, %d names", len(samples), len(names))
+		}
+	})
+}
+
+func FuzzActuatorEvents(f *testing.F) {
+	f.Add(fixture(f, "actuator-circuitbreakerevents-resilience4j-demo-2017.json"))
+	f.Add(fixture(f, "actuator-retryevents-nbicocchi-sb3.json"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		evs, err := ParseCircuitBreakerEvents(b)
+		if err != nil {
+			return
+		}
+		for _, e := range evs {
+			if e.Type == "STATE_TRANSITION" {
+				if _, _, ok := splitTransition(e.StateTransition); !ok {
+					t.Fatalf("accepted bad transition %q", e.StateTransition)
+				}
+			}
+		}
+		_, _ = ParseRetryEvents(b)
+		_, _ = ParseTimeLimiterEvents(b)
+	})
+}
+
+func FuzzActuatorHealth(f *testing.F) {
+	f.Add(fixture(f, "actuator-health-selimhorri-sb2.json"))
+	f.Fuzz(func(t *testing.T, b []byte) { _, _ = ParseHealth(b) })
+}
+
+func FuzzPrometheusText(f *testing.F) {
+	f.Add(fixture(f, "prometheus-datadog-integrations-extras-legacy.txt"))
+	f.Add(fixture(f, "prometheus-dependency-track-retry.txt"))
+	f.Add([]byte("resilience4j_circuitbreaker_state{name=\"pg\",state=\"open\",} 1.0\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		res, err := ParsePrometheusText(b)
+		if err == nil && len(res.Breakers)+len(res.Limiters)+len(res.Retries) == 0 {
+			t.Fatal("no error but nothing parsed")
+		}
+	})
+}
+
+func FuzzJavaTime(f *testing.F) {
+	f.Add("2024-10-15T13:22:48.477677565Z[Etc/UTC]")
+	f.Add("2017-01-10T15:39+01:00[Europe/Berlin]")
+	f.Fuzz(func(t *testing.T, s string) { _, _ = ParseJavaTime(s) })
+}

@@ -1,0 +1,519 @@
+package experiments
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cbprobe/cbprobe/breaker"
+	"github.com/cbprobe/cbprobe/collect"
+	"github.com/cbprobe/cbprobe/pgsim"
+	"github.com/cbprobe/cbprobe/results"
+	"github.com/cbprobe/cbprobe/sim"
+	"github.com/cbprobe/cbprobe/springconf"
+)
+
+// analyse turns what an arm recorded into its part of the run record.
+func (ar *armRun) analyse(p armPlan, o Options) *results.Arm {
+	ar.mu.Lock()
+	defer ar.mu.Unlock()
+	s := p.settings
+	arm := &results.Arm{
+		Name:        p.arm.Name,
+		Description: p.arm.Description,
+		Breaker:     ar.breaker,
+		Thresholds:  results.Thresholds{FailureRate: float64(s.Breaker.FailureRateThreshold), SlowCallRate: float64(s.Breaker.SlowCallRateThreshold)},
+		Parameters:  armParameters(p),
+	}
+	// Phases in plan order, so a pause with no request still shows.
+	if len(p.phases) > 0 {
+		for i, ph := range p.phases {
+			st := results.PhaseStats{Name: ph.Name, Rate: ph.Rate, Duration: ph.Duration, Planned: ph.Planned()}
+			if i < len(ar.summary.Phases) {
+				st.Dropped, st.Late = ar.summary.Phases[i].Dropped, ar.summary.Phases[i].Late
+			}
+			arm.Phases = append(arm.Phases, st)
+		}
+	} else {
+		st := results.PhaseStats{Name: "sequential", Planned: p.seq.Users * p.seq.Requests}
+		if len(ar.summary.Phases) > 0 {
+			st.Dropped, st.Late = ar.summary.Phases[0].Dropped, ar.summary.Phases[0].Late
+		}
+		arm.Phases = append(arm.Phases, st)
+	}
+	reqs := slices.Clone(ar.requests)
+	sort.Slice(reqs, func(i, j int) bool { return reqs[i].Seq < reqs[j].Seq })
+	for _, r := range reqs {
+		arm.Add(r)
+	}
+	arm.Latency = latencyStats(reqs, o.Speed)
+
+	th := configThresholds(p)
+	for _, t := range collect.AnalyzeRecording(ar.recording, th) {
+		if t.Breaker.Name != ar.breaker {
+			continue
+		}
+		rt := results.Transition{
+			At: ar.tl.toWall(t.Time).UTC(), Breaker: t.Breaker.Name, From: t.From, To: t.To,
+			Cause: t.Cause, Evidence: evidence(t), Uncertainty: uncertainty(t, ar.tl),
+		}
+		rt.Request = requestAfter(reqs, rt.At)
+		if (t.To == "OPEN") && arm.FirstOpenRequest == 0 && t.From == "CLOSED" {
+			arm.FirstOpenRequest = requestInFlight(reqs, rt.At)
+		}
+		arm.Transitions = append(arm.Transitions, rt)
+	}
+	arm.AttemptsPerRequest, ar.unobstructed = attemptsBeforeOpen(reqs, ar.log, arm.FirstOpenRequest, ar.attempts.Total)
+	if o.Speed != 1 {
+		arm.Notes = append(arm.Notes, fmt.Sprintf("Run at --speed %g: rates ×%g and durations ÷%g in real time; latencies below are in service time (real × %g).", o.Speed, o.Speed, o.Speed, o.Speed))
+	}
+	arm.Notes = append(arm.Notes, fmt.Sprintf("Gateway attempts (pgsim's attempt log): %d for the %d requests sent before the breaker first opened (%.3f each); %d in all for %d requests.",
+		int(math.Round(arm.AttemptsPerRequest*float64(ar.unobstructed))), ar.unobstructed, arm.AttemptsPerRequest, ar.attempts.Total, arm.Totals().Sent))
+	for _, g := range ar.gaps {
+		arm.Notes = append(arm.Notes, "Polling error: "+g)
+	}
+	for _, l := range ar.recording.Lost {
+		arm.Notes = append(arm.Notes, fmt.Sprintf("Events of %s lost to the service's ring buffer (size %d) between %s and %s (at least %d).",
+			l.Name, l.BufferSize, l.After.Format(time.RFC3339Nano), l.Before.Format(time.RFC3339Nano), l.AtLeast))
+	}
+	if o.Target != "" && len(p.props) > 0 {
+		var lines []string
+		for _, k := range sortedKeys(p.props) {
+			lines = append(lines, k+"="+p.props[k])
+		}
+		arm.Notes = append(arm.Notes, "cbprobe cannot change an external service's configuration: this arm assumes your service runs with "+strings.Join(lines, ", "))
+	}
+	return arm
+}
+
+// attemptsBeforeOpen is gateway attempts per request over the requests sent
+// before the request during which the breaker first opened: the requests the
+// breaker did not obstruct, which the closed form (1 − p^n)/(1 − p) describes.
+// Without an OPEN it is every attempt over every request.
+func attemptsBeforeOpen(reqs []results.Request, log []pgsim.Attempt, firstOpen, total int) (float64, int) {
+	if firstOpen <= 1 {
+		if firstOpen == 1 || len(reqs) == 0 {
+			return 0, 0
+		}
+		return float64(total) / float64(len(reqs)), len(reqs)
+	}
+	var cutoff time.Time
+	n := 0
+	for _, r := range reqs {
+		if r.Seq == firstOpen {
+			cutoff = r.Sent
+		}
+		if r.Seq < firstOpen {
+			n++
+		}
+	}
+	if cutoff.IsZero() || n == 0 {
+		return 0, 0
+	}
+	count := 0
+	for _, a := range log {
+		if a.Time.Before(cutoff) {
+			count++
+		}
+	}
+	return float64(count) / float64(n), n
+}
+
+func armParameters(p armPlan) map[string]any {
+	s := p.settings
+	c := s.Breaker
+	m := map[string]any{
+		"breaker":            s.BreakerName,
+		"slidingWindow":      fmt.Sprintf("%s %d", c.SlidingWindowType, c.SlidingWindowSize),
+		"minimumCalls":       c.MinimumNumberOfCalls,
+		"failureThreshold":   c.FailureRateThreshold,
+		"slowThreshold":      c.SlowCallRateThreshold,
+		"slowCallDuration":   c.SlowCallDurationThreshold.String(),
+		"waitInOpen":         c.WaitDurationInOpenState.String(),
+		"halfOpenPermits":    c.PermittedNumberOfCallsInHalfOpenState,
+		"timeLimiter":        s.TimeLimiter.TimeoutDuration.String(),
+		"retryMaxAttempts":   s.Retry.MaxAttempts,
+		"retryOnRejection":   s.RetryOnRejection,
+		"gateway":            p.behaviors[0].String(),
+		"configurationFile":  p.file.Name(),
+		"propertiesOverride": p.props,
+	}
+	if len(p.behaviors) > 1 {
+		var per []string
+		for i, b := range p.behaviors {
+			per = append(per, fmt.Sprintf("%s: %s", p.phases[i].Name, b))
+		}
+		m["gatewayPerPhase"] = per
+	}
+	return m
+}
+
+func latencyStats(reqs []results.Request, speed float64) results.LatencyStats {
+	if len(reqs) == 0 {
+		return results.LatencyStats{}
+	}
+	ms := make([]float64, len(reqs))
+	sum := 0.0
+	for i, r := range reqs {
+		ms[i] = float64(r.Latency) / float64(time.Millisecond) * speed
+		sum += ms[i]
+	}
+	sort.Float64s(ms)
+	at := func(q float64) float64 { return ms[int(math.Ceil(q*float64(len(ms))))-1] }
+	return results.LatencyStats{P50: at(0.5), P95: at(0.95), P99: at(0.99), Max: ms[len(ms)-1], Mean: sum / float64(len(ms))}
+}
+
+func evidence(t collect.Transition) results.Evidence {
+	e := results.UnknownEvidence()
+	if t.Evidence == nil {
+		if t.Reason != "" {
+			e.Note = t.Reason
+		}
+		return e
+	}
+	ev := t.Evidence
+	e.Source = "sample"
+	if len(ev.ExceededEvents) > 0 {
+		e.Source = "events"
+	}
+	num := func(x float64) float64 {
+		if math.IsNaN(x) {
+			return results.Unknown
+		}
+		return x
+	}
+	count := func(x float64) int {
+		if math.IsNaN(x) {
+			return -1
+		}
+		return int(x)
+	}
+	e.FailureRate, e.SlowCallRate = num(ev.FailureRate), num(ev.SlowCallRate)
+	e.FailureRateThreshold, e.SlowCallRateThreshold = num(ev.FailureRateThreshold), num(ev.SlowCallRateThreshold)
+	e.Buffered, e.Failed, e.Slow = count(ev.Buffered), count(ev.Failed), count(ev.Slow)
+	e.Events = ev.ExceededEvents
+	var notes []string
+	if t.Reason != "" {
+		notes = append(notes, t.Reason)
+	}
+	if !math.IsNaN(ev.SlowFailedShare) && ev.Failed > 0 {
+		notes = append(notes, fmt.Sprintf("%.0f%% of the failures were also slow", 100*ev.SlowFailedShare))
+	}
+	if !math.IsNaN(ev.TimeoutShare) && ev.TimeoutSource != "" {
+		notes = append(notes, fmt.Sprintf("%.0f%% of the failures were timeouts (%s)", 100*ev.TimeoutShare, ev.TimeoutSource))
+	}
+	if ev.ThresholdSource != "" {
+		notes = append(notes, "thresholds from "+ev.ThresholdSource)
+	}
+	notes = append(notes, ev.Notes...)
+	e.Note = strings.Join(notes, "; ")
+	return e
+}
+
+func uncertainty(t collect.Transition, tl timeline) string {
+	var parts []string
+	if t.TimeSource != collect.TimeFromEvent && !t.Latest.IsZero() {
+		parts = append(parts, fmt.Sprintf("time from polling, ±%s", (tl.toWall(t.Latest).Sub(tl.toWall(t.Earliest))/2).Round(time.Millisecond)))
+	}
+	if t.Inferred {
+		parts = append(parts, "inferred from the states before and after")
+	}
+	if t.Evidence != nil && len(t.Evidence.Missing) > 0 {
+		parts = append(parts, "missing: "+strings.Join(t.Evidence.Missing, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// requestInFlight is the request during which t happened: the last one sent at or
+// before t (0 if none).
+func requestInFlight(reqs []results.Request, t time.Time) int {
+	n := 0
+	for _, r := range reqs {
+		if !r.Sent.After(t) {
+			n = r.Seq
+		}
+	}
+	return n
+}
+
+// requestAfter is the first request sent after t (0 if none).
+func requestAfter(reqs []results.Request, t time.Time) int {
+	for _, r := range reqs {
+		if r.Sent.After(t) {
+			return r.Seq
+		}
+	}
+	return 0
+}
+
+// addComparisons sets the prediction beside each measurement.
+func addComparisons(arm *results.Arm, pr sim.Prediction, p armPlan, unob int) {
+	reported := p.arm.Reported
+	rep := func(key string) *float64 {
+		if v, ok := reported[key]; ok {
+			return &v
+		}
+		return nil
+	}
+	request := func(metric, key string, measured int, b sim.Band) {
+		c := results.Comparison{Metric: metric, Unit: "requests", Measured: float64(measured),
+			PredictedP5: b.P5, PredictedP50: b.P50, PredictedP95: b.P95, PredictedMean: b.Mean, Reported: rep(key)}
+		switch {
+		case measured == 0 && b.Share < 0.05:
+			c.Note = fmt.Sprintf("never, as predicted (%.0f%% of simulated runs)", 100*b.Share)
+		case measured == 0:
+			c.OutsideBand = b.Share > 0.95
+			c.Note = fmt.Sprintf("never; %.0f%% of simulated runs did", 100*b.Share)
+		default:
+			c.OutsideBand = !b.Contains(float64(measured))
+			if b.Share < 1 {
+				c.Note = fmt.Sprintf("band over the %.0f%% of simulated runs in which it happened", 100*b.Share)
+			}
+		}
+		arm.Comparisons = append(arm.Comparisons, c)
+	}
+	request("first OPEN request", "first-open-request", arm.FirstOpenRequest, pr.FirstOpenRequest)
+	request("first rejected request", "first-rejected-request", arm.FirstRejectedRequest, pr.FirstRejectedRequest)
+	tot := arm.Totals()
+	rej := results.Comparison{Metric: "rejected share", Unit: "%", Measured: 100 * tot.Share(tot.Rejected),
+		PredictedP5: 100 * pr.RejectedBand.P5, PredictedP50: 100 * pr.RejectedBand.P50, PredictedP95: 100 * pr.RejectedBand.P95,
+		PredictedMean: 100 * pr.RejectedShare, Reported: percent(rep("rejected"))}
+	rej.OutsideBand = outside(rej)
+	arm.Comparisons = append(arm.Comparisons, rej)
+	for i, ph := range pr.Phases {
+		if i >= len(arm.Phases) || arm.Phases[i].Sent == 0 {
+			continue
+		}
+		m := arm.Phases[i]
+		for _, x := range []struct {
+			what     string
+			measured float64
+			band     sim.Band
+			pooled   float64
+		}{
+			{"success", m.Share(m.Succeeded), ph.Success, ph.SuccessShare},
+			{"rejected", m.Share(m.Rejected), ph.Rejected, ph.RejectedShare},
+		} {
+			c := results.Comparison{Metric: fmt.Sprintf("phase %d (%s) %s share", i+1, m.Name, x.what), Unit: "%",
+				Measured: 100 * x.measured, PredictedP5: 100 * x.band.P5, PredictedP50: 100 * x.band.P50,
+				PredictedP95: 100 * x.band.P95, PredictedMean: 100 * x.pooled,
+				Reported: percent(rep(fmt.Sprintf("phase[%d].%s", i+1, x.what)))}
+			c.OutsideBand = outside(c)
+			arm.Comparisons = append(arm.Comparisons, c)
+		}
+	}
+	a := pr.AttemptsPerRequest
+	att := results.Comparison{Metric: "gateway attempts per request before the first OPEN", Measured: arm.AttemptsPerRequest,
+		PredictedP5: a.Unobstructed, PredictedP50: a.ClosedForm, PredictedP95: a.Unobstructed, PredictedMean: a.Unobstructed,
+		Note: fmt.Sprintf("closed form (1 − p^n)/(1 − p) = %.3f with p = %.3f, n = %d; simulated %.3f", a.ClosedForm, a.P, a.MaxAttempts, a.Unobstructed)}
+	if unob > 0 && a.P > 0 && a.P < 1 {
+		// The number of attempts of one request is a truncated geometric variable;
+		// its variance is Σ_{k<n} (2k+1) p^k − mean², and the mean over unob
+		// requests has a standard error of sqrt(var/unob). 3 standard errors.
+		mean, second := 0.0, 0.0
+		for k := 0; k < a.MaxAttempts; k++ {
+			pk := math.Pow(a.P, float64(k))
+			mean += pk
+			second += float64(2*k+1) * pk
+		}
+		se := math.Sqrt(math.Max(second-mean*mean, 0) / float64(unob))
+		att.PredictedP5, att.PredictedP95 = a.ClosedForm-3*se, a.ClosedForm+3*se
+		att.OutsideBand = arm.AttemptsPerRequest < att.PredictedP5 || arm.AttemptsPerRequest > att.PredictedP95
+		att.Note += fmt.Sprintf("; band ±3 standard errors over %d requests", unob)
+	}
+	arm.Comparisons = append(arm.Comparisons, att)
+	var causes []string
+	for _, k := range []string{"slow-call-rate", "failure-rate", "both"} {
+		if v := pr.OpenCauses[k]; v > 0 {
+			causes = append(causes, fmt.Sprintf("%s %.0f%%", k, 100*v))
+		}
+	}
+	if len(causes) > 0 {
+		arm.Notes = append(arm.Notes, "Predicted cause of the first OPEN: "+strings.Join(causes, ", ")+".")
+	}
+	arm.Notes = append(arm.Notes, fmt.Sprintf("Half-open trial pass probability: %.4g. %s", pr.HalfOpenPassProbability, pr.HalfOpenMeaning))
+	arm.Notes = append(arm.Notes, pr.Notes...)
+	if arm.Parameters == nil {
+		arm.Parameters = map[string]any{}
+	}
+	arm.Parameters["halfOpenPassProbability"] = pr.HalfOpenPassProbability
+	arm.Parameters["predictedRuns"] = pr.Runs
+}
+
+func percent(v *float64) *float64 {
+	if v == nil {
+		return nil
+	}
+	x := 100 * *v
+	return &x
+}
+
+// outside flags a share outside the predicted band, allowing one request's worth of
+// rounding at the band edges.
+func outside(c results.Comparison) bool {
+	return c.Measured < c.PredictedP5-1e-9 || c.Measured > c.PredictedP95+1e-9
+}
+
+// armOutcome extracts what expectations are checked against.
+func armOutcome(a *results.Arm) ArmOutcome {
+	o := ArmOutcome{Name: a.Name, FirstOpenRequest: a.FirstOpenRequest, FirstRejectedRequest: a.FirstRejectedRequest,
+		AttemptsPerRequest: a.AttemptsPerRequest, FirstCause: "none"}
+	for _, t := range a.Transitions {
+		if t.To == "OPEN" {
+			o.Opens++
+			if t.From == "CLOSED" && o.FirstCause == "none" {
+				o.FirstCause = t.Cause
+				if o.FirstCause == "" {
+					o.FirstCause = "unknown"
+				}
+			}
+		}
+	}
+	for _, p := range a.Phases {
+		o.Phases = append(o.Phases, PhaseOutcome{Sent: p.Sent, Succeeded: p.Succeeded, Rejected: p.Rejected, Failed: p.Failed})
+	}
+	return o
+}
+
+// findings names the traps the run showed, with evidence and the setting that
+// fixes each, and adds the static configuration findings of springconf.Lint.
+func findings(run *results.Run, plans []armPlan) []results.Finding {
+	var out []results.Finding
+	seen := map[string]bool{}
+	add := func(f results.Finding) {
+		key := f.ID + "/" + f.Arm
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+		out = append(out, f)
+	}
+	for i := range run.Arms {
+		a := &run.Arms[i]
+		var p armPlan
+		for _, q := range plans {
+			if q.arm.Name == a.Name {
+				p = q
+			}
+		}
+		if p.file == nil {
+			continue
+		}
+		for _, f := range measuredFindings(a, p) {
+			add(f)
+		}
+		lo := springconf.LintOptions{BreakerName: p.settings.BreakerName, Rate: maxRate(p), RetryOnRejection: &p.settings.RetryOnRejection}
+		probs := sim.OutcomeProbabilities(p.behaviors[0], p.settings.Breaker, p.settings.Retry, p.settings.TimeLimiter.TimeoutDuration, p.sim.CallOverhead)
+		lo.Gateway = &probs.Call
+		for _, f := range springconf.Lint(p.file, lo) {
+			add(results.Finding{ID: f.ID, Severity: f.Severity, Arm: a.Name, Title: f.Message, Fix: f.Fix, Setting: f.Key,
+				Evidence: []string{"configuration " + p.file.Name()}})
+		}
+	}
+	return out
+}
+
+func maxRate(p armPlan) float64 {
+	r := 0.0
+	for _, ph := range p.phases {
+		r = max(r, ph.Rate)
+	}
+	return r
+}
+
+func measuredFindings(a *results.Arm, p armPlan) []results.Finding {
+	var out []results.Finding
+	s := p.settings
+	c := s.Breaker
+	tot := a.Totals()
+	if a.AttemptsPerRequest > 1.05 {
+		out = append(out, results.Finding{ID: "retry-amplification", Severity: "warning", Arm: a.Name,
+			Title:    fmt.Sprintf("Each request made %.2f gateway calls: the breaker's window fills per attempt, not per request", a.AttemptsPerRequest),
+			Detail:   fmt.Sprintf("With %d attempts the %d-call window holds about %.0f requests.", s.Retry.MaxAttempts, c.SlidingWindowSize, float64(c.SlidingWindowSize)/a.AttemptsPerRequest),
+			Evidence: []string{fmt.Sprintf("%.3f attempts per request over %d requests", a.AttemptsPerRequest, tot.Sent)},
+			Fix:      "size the window for attempts (sliding-window-size × attempts per request), or put the breaker outside the retry (circuit-breaker-aspect-order < retry-aspect-order)",
+			Setting:  "resilience4j.circuitbreaker.configs.default.sliding-window-size"})
+	}
+	for _, t := range a.Transitions {
+		if t.From != "CLOSED" || t.To != "OPEN" {
+			continue
+		}
+		if strings.Contains(t.Evidence.Note, "were timeouts") && !strings.Contains(t.Evidence.Note, " 0% of the failures were timeouts") {
+			out = append(out, results.Finding{ID: "timeouts-counted-as-slow-failures", Severity: "warning", Arm: a.Name,
+				Title:    "Calls cut by the TimeLimiter were recorded as failures and, being longer than the slow threshold, as slow calls",
+				Detail:   fmt.Sprintf("A timeout after %s counts in both the failure rate and the slow-call rate (slow threshold %s), so the breaker's cause mixes the two.", s.TimeLimiter.TimeoutDuration, c.SlowCallDurationThreshold),
+				Evidence: []string{t.Evidence.Note, fmt.Sprintf("failure rate %.1f%%, slow-call rate %.1f%% at the transition", t.Evidence.FailureRate, t.Evidence.SlowCallRate)},
+				Fix:      "add java.util.concurrent.TimeoutException to ignore-exceptions to judge slowness alone, or raise timeout-duration above the slowest expected answer",
+				Setting:  "resilience4j.timelimiter.configs.default.timeout-duration"})
+		}
+		break
+	}
+	hadPause := false
+	for i, ph := range a.Phases {
+		if ph.Rate == 0 && ph.Duration > 0 && i > 0 {
+			hadPause = true
+			continue
+		}
+		if hadPause && ph.Sent > 0 && c.SlidingWindowType == breaker.CountBased && ph.Share(ph.Rejected) > 0.5 {
+			out = append(out, results.Finding{ID: "window-memory-after-pause", Severity: "warning", Arm: a.Name,
+				Title:    fmt.Sprintf("After the pause, %.0f%% of phase %q was rejected: a COUNT_BASED window remembers its last %d outcomes through any pause", 100*ph.Share(ph.Rejected), ph.Name, c.SlidingWindowSize),
+				Evidence: []string{fmt.Sprintf("phase %s: %d sent, %d rejected", ph.Name, ph.Sent, ph.Rejected)},
+				Fix:      "use sliding-window-type: TIME_BASED when traffic pauses, or a wait-duration-in-open-state and half-open trial the gateway can pass",
+				Setting:  "resilience4j.circuitbreaker.configs.default.sliding-window-type"})
+			break
+		}
+	}
+	if c.SlidingWindowType == breaker.TimeBased {
+		maxBuffered := -1
+		for _, t := range a.Transitions {
+			maxBuffered = max(maxBuffered, t.Evidence.Buffered)
+		}
+		opened := false
+		for _, t := range a.Transitions {
+			opened = opened || t.To == "OPEN"
+		}
+		if !opened {
+			out = append(out, results.Finding{ID: "time-based-min-calls-unreachable", Severity: "warning", Arm: a.Name,
+				Title:    fmt.Sprintf("The TIME_BASED window never reached its minimum of %d calls in %d s, so it never judged the gateway", c.MinimumNumberOfCalls, c.SlidingWindowSize),
+				Evidence: []string{fmt.Sprintf("peak rate %.1f req/s × %.2f attempts × %d s", maxRate(p), a.AttemptsPerRequest, c.SlidingWindowSize)},
+				Fix:      "set minimum-number-of-calls to what the window can hold at your load (it is not capped by a TIME_BASED window's size)",
+				Setting:  "resilience4j.circuitbreaker.configs.default.minimum-number-of-calls"})
+		}
+	}
+	halfOpenFailed := 0
+	for _, t := range a.Transitions {
+		if t.From == "HALF_OPEN" && t.To == "OPEN" {
+			halfOpenFailed++
+		}
+	}
+	if pp, ok := a.Parameters["halfOpenPassProbability"].(float64); ok && pp == 0 && halfOpenFailed > 0 {
+		out = append(out, results.Finding{ID: "half-open-trial-cannot-pass", Severity: "error", Arm: a.Name,
+			Title:    fmt.Sprintf("No half-open trial of %d calls can pass while the gateway behaves so: the breaker cannot close", c.PermittedNumberOfCallsInHalfOpenState),
+			Evidence: []string{fmt.Sprintf("%d HALF_OPEN→OPEN transitions; exact pass probability 0", halfOpenFailed)},
+			Fix:      "raise slow-call-duration-threshold above the gateway's normal latency, or the thresholds the trial must stay under",
+			Setting:  "resilience4j.circuitbreaker.configs.default.slow-call-duration-threshold"})
+	}
+	for _, t := range a.Transitions {
+		ev := t.Evidence
+		if ev.FailureRateThreshold >= 0 && ev.FailureRateThreshold != float64(c.FailureRateThreshold) && strings.Contains(ev.Note, "actuator") {
+			out = append(out, results.Finding{ID: "live-threshold-differs", Severity: "error", Arm: a.Name,
+				Title:    fmt.Sprintf("The live failure-rate threshold is %.0f%%, the configuration says %.0f%%: the settings did not apply to breaker %s", ev.FailureRateThreshold, c.FailureRateThreshold, a.Breaker),
+				Evidence: []string{"actuator /actuator/circuitbreakers"},
+				Fix:      "bracket Feign names in instance keys ([PgPaymentClient#requestPayment(String,PaymentRequest)]) or use configs.default",
+				Setting:  "resilience4j.circuitbreaker.instances"})
+			break
+		}
+	}
+	for _, n := range a.Notes {
+		if strings.HasPrefix(n, "Events of ") {
+			out = append(out, results.Finding{ID: "events-lost", Severity: "warning", Arm: a.Name,
+				Title: "Breaker events were lost to the service's event ring buffer between polls", Evidence: []string{n},
+				Fix: "raise event-consumer-buffer-size or poll more often (--interval)", Setting: "resilience4j.circuitbreaker.configs.default.event-consumer-buffer-size"})
+			break
+		}
+	}
+	return out
+}

@@ -1,0 +1,95 @@
+package results
+
+import (
+	"encoding/xml"
+	"io"
+	"strconv"
+	"time"
+)
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Time       string          `xml:"time,attr"`
+	Timestamp  string          `xml:"timestamp,attr,omitempty"`
+	Properties []junitProperty `xml:"properties>property"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes run's expectations as JUnit XML: one testsuite for the
+// run, one testcase per expectation, a <failure> for each that did not hold.
+// Properties record the experiment, completeness and interruption.
+func WriteJUnit(w io.Writer, run *Run) error {
+	suite := junitSuite{
+		Name:  "cbprobe." + run.Experiment,
+		Tests: len(run.Expectations),
+		Time:  strconv.FormatFloat(runDuration(run).Seconds(), 'f', 3, 64),
+		Properties: []junitProperty{
+			{Name: "experiment", Value: run.Experiment},
+			{Name: "complete", Value: strconv.FormatBool(run.Complete)},
+			{Name: "interrupted", Value: strconv.FormatBool(run.Interrupted)},
+		},
+	}
+	if !run.Started.IsZero() {
+		suite.Timestamp = run.Started.UTC().Format(time.RFC3339)
+	}
+	if run.Reason != "" {
+		suite.Properties = append(suite.Properties, junitProperty{Name: "reason", Value: run.Reason})
+	}
+	for _, e := range run.Expectations {
+		c := junitCase{Name: e.Expr, Classname: "cbprobe." + run.Experiment}
+		if e.Arm != "" {
+			c.Classname += "." + e.Arm
+		}
+		if e.OK {
+			c.SystemOut = expectationDetail(e)
+		} else {
+			suite.Failures++
+			msg := expectationDetail(e)
+			if msg == "" {
+				msg = "expectation failed"
+			}
+			c.Failure = &junitFailure{Message: msg, Type: "expectation", Text: e.Expr + ": " + msg}
+		}
+		suite.Cases = append(suite.Cases, c)
+	}
+	doc := junitSuites{Name: "cbprobe", Tests: suite.Tests, Failures: suite.Failures, Suites: []junitSuite{suite}}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

@@ -1,0 +1,391 @@
+// Package results defines cbprobe's run record (run.json, schema "cbprobe.run/v1")
+// and writes the run directory: run.json, requests.csv, samples.csv, events.jsonl,
+// summary.md, junit.xml and a self-contained report.html. It also renders the
+// terminal summary. It knows only the run record: it imports no other cbprobe
+// package, so experiments, attack and the commands fill its types.
+package results
+
+import (
+	"bytes"
+	"time"
+)
+
+// Schema is the version tag written in every run.json. Fields may be added to
+// the record in later versions of the same schema; none is renamed.
+const Schema = "cbprobe.run/v1"
+
+// Unknown marks a rate or threshold that was not observed (Resilience4j reports
+// -1 for a rate below the minimum number of calls, too).
+const Unknown = -1.0
+
+// Run is the whole record of one run: what was asked, what was measured per
+// arm, the findings and the verdicts. It is written as run.json.
+type Run struct {
+	// Schema is always Schema ("cbprobe.run/v1"); Writer sets it when empty.
+	Schema string `json:"schema"`
+	// Experiment names what ran: "slow-call", "window-type", "retry", "attack", or a spec name.
+	Experiment string `json:"experiment"`
+	// Description is one line saying what the run checks.
+	Description string `json:"description,omitempty"`
+	// Tool is the cbprobe version that wrote the record.
+	Tool string `json:"tool,omitempty"`
+	// Target is the base URL of the service under test ("" for the embedded demo).
+	Target string `json:"target,omitempty"`
+	// Started and Ended are the wall-clock start and end of the run (UTC).
+	Started time.Time `json:"started,omitzero"`
+	Ended   time.Time `json:"ended,omitzero"`
+	// Complete is true only once the run finished and every file was written.
+	Complete bool `json:"complete"`
+	// Interrupted is true when the run was cut short (Ctrl-C); the files hold what was measured until then.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Reason says why the run is not complete (empty for a complete run).
+	Reason string `json:"reason,omitempty"`
+	// Parameters are the run-wide settings as given (flags, spec values), for the record.
+	Parameters map[string]any `json:"parameters,omitempty"`
+	// Arms are the measured variants, in the order they ran or are shown.
+	Arms []Arm `json:"arms"`
+	// Findings are the named traps and anomalies seen in the run.
+	Findings []Finding `json:"findings"`
+	// Expectations are the asserted properties with their verdicts.
+	Expectations []Expectation `json:"expectations"`
+	// Warnings are problems with the measurement itself (lost events, backlog, dropped requests).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Passed reports whether every expectation held (true when there are none).
+func (r *Run) Passed() bool {
+	for _, e := range r.Expectations {
+		if !e.OK {
+			return false
+		}
+	}
+	return true
+}
+
+// Arm returns the arm named name, or nil.
+func (r *Run) Arm(name string) *Arm {
+	for i := range r.Arms {
+		if r.Arms[i].Name == name {
+			return &r.Arms[i]
+		}
+	}
+	return nil
+}
+
+// Arm is one measured variant of an experiment (for example "COUNT_BASED" and
+// "TIME_BASED"), with its traffic, transitions and analysis.
+type Arm struct {
+	// Name identifies the arm; it is the arm column of requests.csv and samples.csv.
+	Name string `json:"name"`
+	// Description says what distinguishes this arm.
+	Description string `json:"description,omitempty"`
+	// Breaker is the circuit breaker instance observed ("" when none was polled).
+	Breaker string `json:"breaker,omitempty"`
+	// Parameters are the arm's own settings (breaker config, gateway behaviour).
+	Parameters map[string]any `json:"parameters,omitempty"`
+	// Thresholds are the failure and slow-call rate thresholds in percent the
+	// charts draw; Unknown (-1) when not known.
+	Thresholds Thresholds `json:"thresholds"`
+	// Phases are the traffic phases with their request counts.
+	Phases []PhaseStats `json:"phases"`
+	// Transitions are the breaker state changes, oldest first.
+	Transitions []Transition `json:"transitions"`
+	// FirstOpenRequest is the 1-based sequence number of the first request sent
+	// while (or after) the breaker was first OPEN; 0 if it never opened.
+	FirstOpenRequest int `json:"firstOpenRequest"`
+	// FirstRejectedRequest is the 1-based sequence number of the first request
+	// rejected by the breaker; 0 if none was.
+	FirstRejectedRequest int `json:"firstRejectedRequest"`
+	// AttemptsPerRequest is the mean number of gateway calls per request
+	// (1 without retries); 0 when not measured.
+	AttemptsPerRequest float64 `json:"attemptsPerRequest"`
+	// Latency holds whole-arm latency percentiles in milliseconds.
+	Latency LatencyStats `json:"latency,omitzero"`
+	// Comparisons set theory (prediction) against measurement.
+	Comparisons []Comparison `json:"comparisons,omitempty"`
+	// Notes are free-form remarks shown under the arm.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Totals sums the arm's phases.
+func (a *Arm) Totals() PhaseStats {
+	t := PhaseStats{Name: "total"}
+	for _, p := range a.Phases {
+		t.Planned += p.Planned
+		t.Sent += p.Sent
+		t.Succeeded += p.Succeeded
+		t.Rejected += p.Rejected
+		t.Failed += p.Failed
+		t.Dropped += p.Dropped
+		t.Late += p.Late
+		t.Duration += p.Duration
+	}
+	return t
+}
+
+// Phase returns the phase named name, or nil.
+func (a *Arm) Phase(name string) *PhaseStats {
+	for i := range a.Phases {
+		if a.Phases[i].Name == name {
+			return &a.Phases[i]
+		}
+	}
+	return nil
+}
+
+// Add counts one finished request into the phase named r.Phase (appending the
+// phase when it is new) and lowers FirstRejectedRequest when r was rejected.
+// It is not safe for concurrent use.
+func (a *Arm) Add(r Request) {
+	p := a.Phase(r.Phase)
+	if p == nil {
+		a.Phases = append(a.Phases, PhaseStats{Name: r.Phase})
+		p = &a.Phases[len(a.Phases)-1]
+	}
+	p.Sent++
+	switch r.Outcome {
+	case OutcomeSucceeded:
+		p.Succeeded++
+	case OutcomeRejected:
+		p.Rejected++
+		if r.Seq > 0 && (a.FirstRejectedRequest == 0 || r.Seq < a.FirstRejectedRequest) {
+			a.FirstRejectedRequest = r.Seq
+		}
+	default:
+		p.Failed++
+	}
+}
+
+// Thresholds are breaker rate thresholds in percent; Unknown (-1) when not known.
+type Thresholds struct {
+	FailureRate  float64 `json:"failureRate"`
+	SlowCallRate float64 `json:"slowCallRate"`
+}
+
+// PhaseStats counts the requests of one traffic phase of an arm.
+type PhaseStats struct {
+	// Name is the phase name ("phase1", "burst", ...).
+	Name string `json:"name"`
+	// Rate is the intended rate in requests per second (0 = pause; 0 also for sequential traffic).
+	Rate float64 `json:"rate,omitempty"`
+	// Duration is the planned length of the phase (JSON: nanoseconds).
+	Duration time.Duration `json:"duration,omitempty"`
+	// Planned is how many requests the phase should send (0 when unknown).
+	Planned int `json:"planned,omitempty"`
+	// Sent is how many requests were sent and finished.
+	Sent int `json:"sent"`
+	// Succeeded counts 2xx answers.
+	Succeeded int `json:"succeeded"`
+	// Rejected counts answers refused by the open breaker (CIRCUIT_OPEN).
+	Rejected int `json:"rejected"`
+	// Failed counts every other answer or transport error.
+	Failed int `json:"failed"`
+	// Dropped counts planned requests never sent (the load generator could not keep up or the run ended).
+	Dropped int `json:"dropped"`
+	// Late counts requests sent noticeably after their intended time (see the attack package).
+	Late int `json:"late"`
+}
+
+// Share returns n as a fraction of Sent (0 when nothing was sent).
+func (p PhaseStats) Share(n int) float64 {
+	if p.Sent == 0 {
+		return 0
+	}
+	return float64(n) / float64(p.Sent)
+}
+
+// LatencyStats are latency percentiles in milliseconds (zero when unmeasured).
+type LatencyStats struct {
+	P50  float64 `json:"p50"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+// Transition is one breaker state change with its labelled cause.
+type Transition struct {
+	// At is when the change was observed (event time when from an event, poll time otherwise).
+	At time.Time `json:"at"`
+	// Breaker is the breaker instance name.
+	Breaker string `json:"breaker,omitempty"`
+	// From and To are Resilience4j state names: CLOSED, OPEN, HALF_OPEN, FORCED_OPEN, DISABLED, METRICS_ONLY.
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Cause labels why the breaker went OPEN: "failure-rate", "slow-call-rate",
+	// "both", "half-open-trial", "forced", "unknown"; empty for other transitions.
+	Cause string `json:"cause,omitempty"`
+	// Evidence is what the cause was read from.
+	Evidence Evidence `json:"evidence"`
+	// Uncertainty says what weakens the label (lost events, no sample in OPEN...); empty when firm.
+	Uncertainty string `json:"uncertainty,omitempty"`
+	// Request is the 1-based sequence number of the first request sent after the transition (0 unknown).
+	Request int `json:"request,omitempty"`
+}
+
+// Evidence backs a transition's cause. Rates and thresholds are percent;
+// Unknown (-1) when not observed.
+type Evidence struct {
+	// Source is where the rates were read: "events", "sample", "config", "none".
+	Source string `json:"source,omitempty"`
+	// FailureRate and SlowCallRate are the rates at the transition.
+	FailureRate  float64 `json:"failureRate"`
+	SlowCallRate float64 `json:"slowCallRate"`
+	// FailureRateThreshold and SlowCallRateThreshold are the thresholds in force.
+	FailureRateThreshold  float64 `json:"failureRateThreshold"`
+	SlowCallRateThreshold float64 `json:"slowCallRateThreshold"`
+	// Buffered, Failed and Slow are the window's call counts when known (-1 unknown).
+	Buffered int `json:"buffered"`
+	Failed   int `json:"failed"`
+	Slow     int `json:"slow"`
+	// Events lists the breaker events that support the label, e.g. "SLOW_CALL_RATE_EXCEEDED 62.5%".
+	Events []string `json:"events,omitempty"`
+	// Note is a free-form remark.
+	Note string `json:"note,omitempty"`
+}
+
+// UnknownEvidence returns Evidence with every number Unknown.
+func UnknownEvidence() Evidence {
+	return Evidence{Source: "none", FailureRate: Unknown, SlowCallRate: Unknown,
+		FailureRateThreshold: Unknown, SlowCallRateThreshold: Unknown, Buffered: -1, Failed: -1, Slow: -1}
+}
+
+// Finding is a named trap or anomaly seen in a run, with the setting that fixes it.
+type Finding struct {
+	// ID is a stable kebab-case identifier, e.g. "timeout-counted-as-slow".
+	ID string `json:"id"`
+	// Severity is "error", "warning" or "info".
+	Severity string `json:"severity"`
+	// Arm is the arm the finding is about ("" for the whole run).
+	Arm string `json:"arm,omitempty"`
+	// Title is one line.
+	Title string `json:"title"`
+	// Detail explains the finding in a few sentences.
+	Detail string `json:"detail,omitempty"`
+	// Evidence lists the measurements that show it.
+	Evidence []string `json:"evidence,omitempty"`
+	// Fix names the setting and value that fix it.
+	Fix string `json:"fix,omitempty"`
+	// Setting is the configuration key the fix is about, e.g. "resilience4j.circuitbreaker.configs.default.slow-call-duration-threshold".
+	Setting string `json:"setting,omitempty"`
+}
+
+// Expectation is one asserted property and its verdict.
+type Expectation struct {
+	// Expr is the expectation as written, e.g. "arm[1000ms].firstOpen.cause == slow-call-rate".
+	Expr string `json:"expr"`
+	// OK is the verdict.
+	OK bool `json:"ok"`
+	// Arm is the arm it applies to ("" for the whole run).
+	Arm string `json:"arm,omitempty"`
+	// Got is the measured value as text.
+	Got string `json:"got,omitempty"`
+	// Want is the expected value or range as text.
+	Want string `json:"want,omitempty"`
+	// Message explains a failure (or why the value could not be measured).
+	Message string `json:"message,omitempty"`
+}
+
+// Comparison sets one metric's measured value against its prediction band.
+type Comparison struct {
+	// Metric names the quantity, e.g. "first OPEN request" or "phase3 rejected share".
+	Metric string `json:"metric"`
+	// Unit of every number in the row: "requests", "%", "ms", "s", "" (a count).
+	Unit string `json:"unit,omitempty"`
+	// Measured is what this run saw.
+	Measured float64 `json:"measured"`
+	// PredictedP5, PredictedP50, PredictedP95 and PredictedMean describe the
+	// predicted distribution (for example over simulated seeds).
+	PredictedP5   float64 `json:"predictedP5"`
+	PredictedP50  float64 `json:"predictedP50"`
+	PredictedP95  float64 `json:"predictedP95"`
+	PredictedMean float64 `json:"predictedMean"`
+	// Reported is the field report's number when it has one.
+	Reported *float64 `json:"reported,omitempty"`
+	// OutsideBand is true when Measured lies outside [PredictedP5, PredictedP95].
+	OutsideBand bool `json:"outsideBand"`
+	// Note explains a difference.
+	Note string `json:"note,omitempty"`
+}
+
+// Outcome classifies a finished request.
+type Outcome string
+
+// Request outcomes.
+const (
+	// OutcomeSucceeded is a 2xx answer.
+	OutcomeSucceeded Outcome = "succeeded"
+	// OutcomeRejected is an answer refused by an open breaker (body carries "CIRCUIT_OPEN").
+	OutcomeRejected Outcome = "rejected"
+	// OutcomeFailed is every other answer and every transport error.
+	OutcomeFailed Outcome = "failed"
+)
+
+// RejectionCode is the error code the reference service returns when its breaker refuses a call.
+const RejectionCode = "CIRCUIT_OPEN"
+
+// Classify labels a request by its HTTP status and answer body: 2xx succeeded;
+// a non-2xx answer whose body contains RejectionCode ("CIRCUIT_OPEN") rejected;
+// everything else, including status 0 (no answer), failed.
+func Classify(status int, body []byte) Outcome {
+	switch {
+	case status >= 200 && status < 300:
+		return OutcomeSucceeded
+	case status != 0 && bytes.Contains(body, []byte(RejectionCode)):
+		return OutcomeRejected
+	default:
+		return OutcomeFailed
+	}
+}
+
+// Request is one row of requests.csv: one request (flow run) of an arm.
+type Request struct {
+	Arm   string `json:"arm"`
+	Seq   int    `json:"seq"` // 1-based, in intended-send order
+	Phase string `json:"phase"`
+	User  int    `json:"user"`
+	// Intended is when the request should have been sent; Sent when it was.
+	Intended time.Time     `json:"intended"`
+	Sent     time.Time     `json:"sent"`
+	Latency  time.Duration `json:"latency"` // whole request; CSV column latency_ms
+	Status   int           `json:"status"`  // HTTP status of the last step, 0 without an answer
+	Outcome  Outcome       `json:"outcome"`
+	Error    string        `json:"error,omitempty"`
+}
+
+// Sample is one row of samples.csv: one breaker as read by one poll. Rates and
+// thresholds are percent, Unknown (-1) when not reported.
+type Sample struct {
+	Arm                   string    `json:"arm"`
+	Time                  time.Time `json:"time"`
+	Source                string    `json:"source,omitempty"` // "actuator", "prometheus", "prom-api", "sim"
+	Breaker               string    `json:"breaker"`
+	State                 string    `json:"state"`
+	FailureRate           float64   `json:"failureRate"`
+	SlowCallRate          float64   `json:"slowCallRate"`
+	FailureRateThreshold  float64   `json:"failureRateThreshold"`
+	SlowCallRateThreshold float64   `json:"slowCallRateThreshold"`
+	Buffered              float64   `json:"buffered"`
+	Failed                float64   `json:"failed"`
+	Slow                  float64   `json:"slow"`
+	SlowFailed            float64   `json:"slowFailed"`
+	NotPermitted          float64   `json:"notPermitted"`
+}
+
+// Event is one line of events.jsonl: a breaker event, a phase change, a poll
+// error or any other timestamped note about the run.
+type Event struct {
+	Time time.Time `json:"time"`
+	Arm  string    `json:"arm,omitempty"`
+	// Kind groups events: "breaker" (from the service), "phase", "poll-error", "note".
+	Kind    string `json:"kind"`
+	Breaker string `json:"breaker,omitempty"`
+	// Type is the Resilience4j event type for breaker events ("STATE_TRANSITION", "ERROR", ...).
+	Type string `json:"type,omitempty"`
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+	// FailureRate and SlowCallRate are percent, for *_RATE_EXCEEDED events.
+	FailureRate  float64 `json:"failureRate,omitempty"`
+	SlowCallRate float64 `json:"slowCallRate,omitempty"`
+	Message      string  `json:"message,omitempty"`
+}

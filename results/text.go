@@ -1,0 +1,345 @@
+package results
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// TextOptions control the terminal rendering.
+type TextOptions struct {
+	// Color adds ANSI colour codes. Callers set it only for a terminal with
+	// colour enabled (--color, NO_COLOR); files and pipes get plain text.
+	Color bool
+}
+
+// ANSI SGR codes used by the terminal rendering.
+const (
+	ansiReset  = "\x1b[0m"
+	ansiBold   = "\x1b[1m"
+	ansiRed    = "\x1b[31m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	ansiCyan   = "\x1b[36m"
+	ansiFaint  = "\x1b[2m"
+)
+
+// paint wraps s in code when colour is on.
+func (o TextOptions) paint(code, s string) string {
+	if !o.Color || code == "" || s == "" {
+		return s
+	}
+	return code + s + ansiReset
+}
+
+// stateColor is the colour of a breaker state name.
+func stateColor(s string) string {
+	switch s {
+	case "OPEN", "FORCED_OPEN":
+		return ansiRed
+	case "HALF_OPEN":
+		return ansiYellow
+	case "CLOSED":
+		return ansiGreen
+	}
+	return ""
+}
+
+// cell is one table cell: plain text and an optional colour.
+type cell struct {
+	text, color string
+	right       bool
+}
+
+// writeTable pads cells on their plain width, then colours them, so ANSI
+// codes never upset the alignment.
+func writeTable(b *bufio.Writer, o TextOptions, indent string, rows [][]cell) {
+	var widths []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(c.text))
+		}
+	}
+	for _, r := range rows {
+		var line strings.Builder
+		line.WriteString(indent)
+		for i, c := range r {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c.text))
+			if i > 0 {
+				line.WriteString("  ")
+			}
+			if c.right {
+				line.WriteString(pad + o.paint(c.color, c.text))
+			} else if i < len(r)-1 {
+				line.WriteString(o.paint(c.color, c.text) + pad)
+			} else {
+				line.WriteString(o.paint(c.color, c.text))
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
+}
+
+// WriteText writes the terminal summary of run: status, per arm its phase
+// table, first OPEN and first rejected request and transitions with causes,
+// then findings and expectations.
+func WriteText(w io.Writer, run *Run, o TextOptions) error {
+	b := bufio.NewWriter(w)
+	status := runStatus(run)
+	statusColor := ansiGreen
+	if !run.Complete {
+		statusColor = ansiYellow
+	}
+	head := o.paint(ansiBold, "cbprobe "+run.Experiment) + "  " + o.paint(statusColor, status)
+	if run.Target != "" {
+		head += "  target " + run.Target
+	}
+	if d := runDuration(run); d > 0 {
+		head += "  " + seconds(d)
+	}
+	b.WriteString(head + "\n")
+	for i := range run.Arms {
+		writeTextArm(b, run, &run.Arms[i], o)
+	}
+	if len(run.Findings) > 0 {
+		b.WriteString("\n" + o.paint(ansiBold, "findings") + "\n")
+		for _, f := range run.Findings {
+			c := ansiCyan
+			switch f.Severity {
+			case "error":
+				c = ansiRed
+			case "warning":
+				c = ansiYellow
+			}
+			line := "  " + o.paint(c, "["+f.Severity+"]") + " " + f.Title + " (" + f.ID
+			if f.Arm != "" {
+				line += ", arm " + f.Arm
+			}
+			b.WriteString(line + ")\n")
+			if f.Fix != "" {
+				b.WriteString("    fix: " + f.Fix + "\n")
+			}
+		}
+	}
+	if len(run.Expectations) > 0 {
+		b.WriteString("\n" + o.paint(ansiBold, "expectations") + "\n")
+		for _, e := range run.Expectations {
+			mark := o.paint(ansiGreen, "PASS")
+			if !e.OK {
+				mark = o.paint(ansiRed, "FAIL")
+			}
+			line := "  " + mark + "  " + e.Expr
+			if d := expectationDetail(e); d != "" {
+				line += "  " + o.paint(ansiFaint, "("+d+")")
+			}
+			b.WriteString(line + "\n")
+		}
+	}
+	for _, s := range run.Warnings {
+		b.WriteString(o.paint(ansiYellow, "warning: ") + s + "\n")
+	}
+	return b.Flush()
+}
+
+func writeTextArm(b *bufio.Writer, run *Run, a *Arm, o TextOptions) {
+	b.WriteString("\n" + o.paint(ansiBold, "arm "+a.Name))
+	if a.Breaker != "" {
+		b.WriteString("  breaker " + a.Breaker)
+	}
+	b.WriteString("\n")
+	rows := [][]cell{{{text: "phase"}, {text: "rate", right: true}, {text: "planned", right: true}, {text: "sent", right: true},
+		{text: "succeeded", right: true}, {text: "rejected", right: true}, {text: "failed", right: true},
+		{text: "dropped", right: true}, {text: "late", right: true}}}
+	phases := append([]PhaseStats{}, a.Phases...)
+	if len(phases) > 1 {
+		phases = append(phases, a.Totals())
+	}
+	for i, p := range phases {
+		r := reqRate(p.Rate)
+		if i == len(a.Phases) || (p.Rate == 0 && p.Duration == 0) {
+			r = ""
+		}
+		planned := ""
+		if p.Planned > 0 || p.Rate > 0 {
+			planned = strconv.Itoa(p.Planned)
+		}
+		warn := func(n int) string {
+			if n > 0 {
+				return ansiYellow
+			}
+			return ""
+		}
+		rej := ""
+		if p.Rejected > 0 {
+			rej = ansiRed
+		}
+		fail := ""
+		if p.Failed > 0 {
+			fail = ansiRed
+		}
+		rows = append(rows, []cell{{text: p.Name}, {text: r, right: true}, {text: planned, right: true},
+			{text: strconv.Itoa(p.Sent), right: true},
+			{text: countShare(p.Succeeded, p.Sent), right: true, color: ansiGreen},
+			{text: countShare(p.Rejected, p.Sent), right: true, color: rej},
+			{text: countShare(p.Failed, p.Sent), right: true, color: fail},
+			{text: strconv.Itoa(p.Dropped), right: true, color: warn(p.Dropped)},
+			{text: strconv.Itoa(p.Late), right: true, color: warn(p.Late)}})
+	}
+	writeTable(b, o, "  ", rows)
+	facts := []string{firstOpenText(a), firstRejectedText(a)}
+	if a.AttemptsPerRequest > 0 {
+		facts = append(facts, "attempts/request "+num(a.AttemptsPerRequest))
+	}
+	if a.Latency.P50 > 0 || a.Latency.P99 > 0 {
+		facts = append(facts, fmt.Sprintf("latency p50 %sms p95 %sms p99 %sms", num(a.Latency.P50), num(a.Latency.P95), num(a.Latency.P99)))
+	}
+	b.WriteString("  " + strings.Join(facts, "  ") + "\n")
+	for _, t := range a.Transitions {
+		line := fmt.Sprintf("  %s %s → %s", relTime(t.At, run.Started), o.paint(stateColor(t.From), t.From), o.paint(stateColor(t.To), t.To))
+		if t.Cause != "" {
+			line += "  " + o.paint(ansiBold, t.Cause)
+		}
+		if ev := causeEvidence(t.Evidence); ev != "" && t.Cause != "" {
+			line += "  " + ev
+		}
+		if t.Uncertainty != "" {
+			line += "  " + o.paint(ansiYellow, "("+t.Uncertainty+")")
+		}
+		b.WriteString(line + "\n")
+	}
+	for _, c := range a.Comparisons {
+		u := unitSuffix(c.Unit)
+		line := fmt.Sprintf("  %s: measured %s, predicted %s [%s, %s]", c.Metric, num(c.Measured)+u, num(c.PredictedP50)+u, num(c.PredictedP5)+u, num(c.PredictedP95)+u)
+		if c.OutsideBand {
+			line += " " + o.paint(ansiYellow, "outside band")
+		}
+		b.WriteString(line + "\n")
+	}
+}
+
+// WriteComparison writes two runs side by side: per arm pair (by position)
+// the phase outcome shares, first OPEN and first rejected request, the first
+// OPEN cause and the expectation verdicts.
+func WriteComparison(w io.Writer, a, b *Run, labelA, labelB string, o TextOptions) error {
+	bw := bufio.NewWriter(w)
+	rows := [][]cell{{{text: ""}, {text: labelA, color: ansiBold}, {text: labelB, color: ansiBold}}}
+	add := func(name, va, vb string) {
+		c := ""
+		if va != vb {
+			c = ansiYellow
+		}
+		rows = append(rows, []cell{{text: name}, {text: va, color: c}, {text: vb, color: c}})
+	}
+	add("experiment", a.Experiment, b.Experiment)
+	add("status", runStatus(a), runStatus(b))
+	add("expectations held", expectationCount(a), expectationCount(b))
+	n := max(len(a.Arms), len(b.Arms))
+	for i := range n {
+		aa, ab := armAt(a, i), armAt(b, i)
+		add("arm", aa.Name, ab.Name)
+		np := max(len(aa.Phases), len(ab.Phases))
+		for j := range np {
+			pa, pb := phaseAt(aa, j), phaseAt(ab, j)
+			name := pa.Name
+			switch {
+			case name == "":
+				name = pb.Name
+			case pb.Name != "" && pb.Name != name:
+				name += "|" + pb.Name // phases are paired by position
+			}
+			add("  "+name+" sent", strconv.Itoa(pa.Sent), strconv.Itoa(pb.Sent))
+			add("  "+name+" succeeded", pct(pa.Share(pa.Succeeded)), pct(pb.Share(pb.Succeeded)))
+			add("  "+name+" rejected", pct(pa.Share(pa.Rejected)), pct(pb.Share(pb.Rejected)))
+			add("  "+name+" failed", pct(pa.Share(pa.Failed)), pct(pb.Share(pb.Failed)))
+		}
+		ta, tb := aa.Totals(), ab.Totals()
+		add("  total rejected", pct(ta.Share(ta.Rejected)), pct(tb.Share(tb.Rejected)))
+		add("  first OPEN request", seqOrNone(aa.FirstOpenRequest), seqOrNone(ab.FirstOpenRequest))
+		add("  first rejected", seqOrNone(aa.FirstRejectedRequest), seqOrNone(ab.FirstRejectedRequest))
+		add("  first OPEN cause", firstOpenCause(aa), firstOpenCause(ab))
+		add("  attempts/request", attempts(aa), attempts(ab))
+	}
+	writeTable(bw, o, "", rows)
+	return bw.Flush()
+}
+
+func expectationCount(r *Run) string {
+	ok := 0
+	for _, e := range r.Expectations {
+		if e.OK {
+			ok++
+		}
+	}
+	return fmt.Sprintf("%d/%d", ok, len(r.Expectations))
+}
+
+func armAt(r *Run, i int) *Arm {
+	if i < len(r.Arms) {
+		return &r.Arms[i]
+	}
+	return &Arm{Name: "–"}
+}
+
+func phaseAt(a *Arm, i int) PhaseStats {
+	if i < len(a.Phases) {
+		return a.Phases[i]
+	}
+	return PhaseStats{}
+}
+
+func firstOpenCause(a *Arm) string {
+	for _, t := range a.Transitions {
+		if t.To == "OPEN" {
+			return orDash(t.Cause)
+		}
+	}
+	return "–"
+}
+
+// Progress is the state of a running attack for the live progress line.
+type Progress struct {
+	// Elapsed is the time since the attack started; Total its planned length (0 unknown).
+	Elapsed, Total time.Duration
+	// Rate is the send rate over the last interval in requests per second.
+	Rate float64
+	// Sent, Succeeded, Rejected and Failed count finished requests so far.
+	Sent, Succeeded, Rejected, Failed int
+	// State is the breaker state from the last poll ("" when not polled).
+	State string
+	// Backlog is the writer's queued record count (shown when above zero).
+	Backlog int
+}
+
+// ProgressLine formats p as one line without a line break, e.g.
+// "12.0s/28.0s  15.0 req/s  sent 180  ok 170  rejected 5  failed 5  CLOSED".
+func ProgressLine(p Progress, o TextOptions) string {
+	s := seconds(p.Elapsed)
+	if p.Total > 0 {
+		s += "/" + seconds(p.Total)
+	}
+	s += fmt.Sprintf("  %s req/s  sent %d  %s  %s  %s", strconv.FormatFloat(p.Rate, 'f', 1, 64), p.Sent,
+		o.paint(ansiGreen, fmt.Sprintf("ok %d", p.Succeeded)), o.paint(ansiYellow, fmt.Sprintf("rejected %d", p.Rejected)),
+		o.paint(ansiRed, fmt.Sprintf("failed %d", p.Failed)))
+	if p.State != "" {
+		s += "  " + o.paint(stateColor(p.State), p.State)
+	}
+	if p.Backlog > 0 {
+		s += fmt.Sprintf("  backlog %d", p.Backlog)
+	}
+	return s
+}
+
+// attempts formats AttemptsPerRequest, "–" when unmeasured.
+func attempts(a *Arm) string {
+	if a.AttemptsPerRequest <= 0 {
+		return "–"
+	}
+	return num(a.AttemptsPerRequest)
+}

@@ -1,0 +1,157 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cbprobe/cbprobe/attack"
+	"github.com/cbprobe/cbprobe/breaker"
+	"github.com/cbprobe/cbprobe/pgsim/behavior"
+)
+
+// Arm is one experiment arm in virtual time: the service's resilience
+// composition Retry(CircuitBreaker(TimeLimiter(gateway call))), the gateway's
+// behaviour, the service's own database work and the traffic.
+//
+// A request is the reference flow: order creation (one DB step), then payment
+// (one DB step before the gateway call, the gateway attempts, one DB step in the
+// success or the failure path). The breaker sees only gateway attempts.
+type Arm struct {
+	// Name labels the arm in results.
+	Name string
+	// BreakerName is the circuit breaker's name in events; "" means "sim".
+	BreakerName string
+	// Breaker is the circuit breaker configuration (validated by breaker.New).
+	Breaker breaker.Config
+	// TimeLimiter cuts a gateway attempt at its TimeoutDuration: the attempt ends
+	// then as a failure (*breaker.TimeoutError) with elapsed = timeout. Nil: no TimeLimiter.
+	TimeLimiter *breaker.TimeLimiterConfig
+	// Retry is the outermost decorator: MaxAttempts counts the first attempt; waits
+	// come from RetryConfig.Interval and retried errors from RetryConfig.ShouldRetry.
+	Retry breaker.RetryConfig
+	// RetryOnRejection makes a rejected attempt (CallNotPermitted) retryable like
+	// any other error (subject to ShouldRetry). False, the reference service's
+	// setting: a rejection ends the request as CIRCUIT_OPEN.
+	RetryOnRejection bool
+	// Gateway is the payment gateway's behaviour (pgsim's model, decided by
+	// behavior.Behavior.Decide).
+	Gateway behavior.Behavior
+	// PhaseGateways optionally gives one behaviour per phase (same length as
+	// Phases): an attempt uses the behaviour of the phase in which it starts
+	// (the last one after the end). Nil: Gateway throughout.
+	PhaseGateways []behavior.Behavior
+	// CallOverhead is added to every gateway attempt's duration: the HTTP round
+	// trip the breaker measures beyond the gateway's own delay (>= 0).
+	CallOverhead time.Duration
+	// DBLatency is the duration of one of the service's own DB steps (three per
+	// request, also in the failure and rejection paths). Nil: no DB time.
+	DBLatency behavior.Distribution
+	// StartOpen starts the run with the breaker OPEN and its wait already
+	// elapsed, as a breaker left open by an earlier run on the same service (an
+	// OPEN breaker stays OPEN without traffic): the first call starts a HALF_OPEN trial.
+	StartOpen bool
+	// Phases is the open-model load: requests arrive at phase start + i/Rate
+	// (attack.Phase.Planned of them per phase); a Rate of 0 is a pause. Used when Users is 0.
+	Phases []attack.Phase
+	// Users, when > 0, selects the closed model: Users users each send
+	// RequestsPerUser requests back to back, waiting Think between them.
+	Users int
+	// RequestsPerUser is the number of requests each user sends (>= 1 when Users > 0).
+	RequestsPerUser int
+	// Think is the pause between one user's requests (>= 0).
+	Think time.Duration
+}
+
+// ArmError is a bad Arm field. It has exit code 2 (a usage or configuration error).
+type ArmError struct {
+	// Field names the Arm field, e.g. "Phases[2].Rate" or "Gateway".
+	Field string
+	// Msg says what is wrong.
+	Msg string
+}
+
+// Error reads "sim: arm FIELD: MSG".
+func (e *ArmError) Error() string { return "sim: arm " + e.Field + ": " + e.Msg }
+
+// ExitCode is 2.
+func (e *ArmError) ExitCode() int { return 2 }
+
+func armErr(field, format string, args ...any) error {
+	return &ArmError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Sequential reports whether the arm uses the closed model (users back to back).
+func (a *Arm) Sequential() bool { return a.Users > 0 }
+
+// PlannedRequests returns how many requests one run sends.
+func (a *Arm) PlannedRequests() int {
+	if a.Sequential() {
+		return a.Users * a.RequestsPerUser
+	}
+	n := 0
+	for _, p := range a.Phases {
+		n += p.Planned()
+	}
+	return n
+}
+
+// timeout returns the TimeLimiter's timeout, or -1 without a TimeLimiter.
+func (a *Arm) timeout() time.Duration {
+	if a.TimeLimiter == nil {
+		return -1
+	}
+	return a.TimeLimiter.TimeoutDuration
+}
+
+// Validate checks the arm and returns an *ArmError naming the first bad field.
+func (a *Arm) Validate() error {
+	if err := a.Breaker.Validate(); err != nil {
+		return armErr("Breaker", "%v", err)
+	}
+	if a.TimeLimiter != nil && a.TimeLimiter.TimeoutDuration < 0 {
+		return armErr("TimeLimiter.TimeoutDuration", "%v must not be negative", a.TimeLimiter.TimeoutDuration)
+	}
+	if err := a.Retry.Validate(); err != nil {
+		return armErr("Retry", "%v", err)
+	}
+	if err := a.Gateway.Validate(); err != nil {
+		return armErr("Gateway", "%v", err)
+	}
+	if a.PhaseGateways != nil {
+		if len(a.PhaseGateways) != len(a.Phases) {
+			return armErr("PhaseGateways", "%d behaviours for %d phases", len(a.PhaseGateways), len(a.Phases))
+		}
+		for i, b := range a.PhaseGateways {
+			if err := b.Validate(); err != nil {
+				return armErr(fmt.Sprintf("PhaseGateways[%d]", i), "%v", err)
+			}
+		}
+	}
+	if a.CallOverhead < 0 {
+		return armErr("CallOverhead", "%v must not be negative", a.CallOverhead)
+	}
+	if a.Think < 0 {
+		return armErr("Think", "%v must not be negative", a.Think)
+	}
+	if a.Users < 0 {
+		return armErr("Users", "%d must not be negative", a.Users)
+	}
+	if a.Sequential() {
+		if a.RequestsPerUser < 1 {
+			return armErr("RequestsPerUser", "%d must be at least 1 with %d users", a.RequestsPerUser, a.Users)
+		}
+		return nil
+	}
+	if len(a.Phases) == 0 {
+		return armErr("Phases", "no phases and no users: nothing to send")
+	}
+	for i, p := range a.Phases {
+		if !(p.Rate >= 0) || p.Rate > attack.MaxRate {
+			return armErr(fmt.Sprintf("Phases[%d].Rate", i), "%v is not in [0, %d] requests per second", p.Rate, attack.MaxRate)
+		}
+		if p.Duration <= 0 {
+			return armErr(fmt.Sprintf("Phases[%d].Duration", i), "%v must be greater than zero", p.Duration)
+		}
+	}
+	return nil
+}

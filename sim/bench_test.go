@@ -1,0 +1,49 @@
+package sim
+
+import (
+	"context"
+	"testing"
+
+	"github.com/cbprobe/cbprobe/breaker"
+)
+
+// benchPredict runs Predict with the given number of runs per iteration and
+// reports simulated runs per second and the seconds one iteration takes (the
+// budget: at most 2 s per iteration on 2 cores).
+func benchPredict(b *testing.B, a Arm, runs int) {
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		if _, err := Predict(context.Background(), a, runs, uint64(n)); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	el := b.Elapsed().Seconds()
+	b.ReportMetric(float64(n*runs)/el, "runs/s")
+	b.ReportMetric(el/float64(n), "s/predict")
+}
+
+// BenchmarkPredictSequential40 is `cbprobe predict --sequential 40 --runs 10000`.
+func BenchmarkPredictSequential40(b *testing.B) { benchPredict(b, referenceArm(3), 10_000) }
+
+// BenchmarkPredictWindowType is the window-type arm (115 requests a run), 1,000 runs.
+func BenchmarkPredictWindowType(b *testing.B) {
+	b.Run("COUNT_BASED", func(b *testing.B) { benchPredict(b, windowTypeArm(breaker.CountBased), 1000) })
+	b.Run("TIME_BASED", func(b *testing.B) { benchPredict(b, windowTypeArm(breaker.TimeBased), 1000) })
+}
+
+// BenchmarkRunSerial is the baseline: single runs of the sequential arm on one
+// goroutine; Predict's runs/s divided by this one's is its parallel speed-up.
+func BenchmarkRunSerial(b *testing.B) {
+	a := referenceArm(3)
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		if _, err := runArm(&a, RunSeed(1, n), false); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "runs/s")
+}

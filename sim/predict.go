@@ -1,0 +1,363 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cbprobe/cbprobe/breaker"
+)
+
+// Band summarises one quantity over the runs in which it is defined: the
+// nearest-rank 5th, 50th and 95th percentiles and the mean. A measurement
+// outside [P5, P95] is outside the predicted 90 % band.
+type Band struct {
+	// P5, P50 and P95 are nearest-rank percentiles, in the quantity's unit.
+	P5  float64 `json:"p5"`
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+	// Mean is the arithmetic mean over the N runs.
+	Mean float64 `json:"mean"`
+	// N is the number of runs in which the quantity is defined (for example runs
+	// in which the breaker opened); Share is N divided by all runs.
+	N     int     `json:"n"`
+	Share float64 `json:"share"`
+}
+
+// Contains reports whether x lies inside the 5–95 % band.
+func (b Band) Contains(x float64) bool { return b.N > 0 && x >= b.P5 && x <= b.P95 }
+
+// newBand computes a Band from values (sorted in place) out of total runs.
+func newBand(values []float64, total int) Band {
+	b := Band{N: len(values)}
+	if total > 0 {
+		b.Share = float64(len(values)) / float64(total)
+	}
+	if len(values) == 0 {
+		return b
+	}
+	slices.Sort(values)
+	sum := 0.0
+	for _, v := range values {
+		sum += v
+	}
+	b.Mean = sum / float64(len(values))
+	b.P5, b.P50, b.P95 = rank(values, 0.05), rank(values, 0.50), rank(values, 0.95)
+	return b
+}
+
+// rank is the nearest-rank percentile of sorted values: the ceil(p·n)-th smallest.
+func rank(sorted []float64, p float64) float64 {
+	k := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[max(0, min(k, len(sorted)-1))]
+}
+
+// TransitionStat is how often and when one kind of transition happened.
+type TransitionStat struct {
+	// Kind is the StateTransition name, e.g. "HALF_OPEN_TO_OPEN".
+	Kind string `json:"kind"`
+	// Share is the share of runs with at least one such transition.
+	Share float64 `json:"share"`
+	// MedianFirstAt is the median time of the first such transition, over the runs that had one.
+	MedianFirstAt time.Duration `json:"medianFirstAtNs"`
+	// MeanCount is the mean number of such transitions per run (all runs).
+	MeanCount float64 `json:"meanCount"`
+}
+
+// PhaseStat is one phase's rejected and success shares.
+type PhaseStat struct {
+	// Name is the phase's name ("sequential" in the closed model).
+	Name string `json:"name"`
+	// Requests is the number of requests the phase sends per run.
+	Requests int `json:"requests"`
+	// RejectedShare and SuccessShare are pooled over all runs: rejected (or
+	// successful) requests of the phase divided by all its requests.
+	RejectedShare float64 `json:"rejectedShare"`
+	SuccessShare  float64 `json:"successShare"`
+	// FailedShare is the pooled share of requests that failed after their
+	// retries ran out (HTTP 503 without a rejection).
+	FailedShare float64 `json:"failedShare"`
+	// Rejected and Success are the per-run shares' bands.
+	Rejected Band `json:"rejectedBand"`
+	Success  Band `json:"successBand"`
+}
+
+// AttemptsStat compares simulated gateway attempts per request with the closed form.
+type AttemptsStat struct {
+	// Mean is gateway attempts (permitted) per request over all requests, what
+	// pgsim's attempt log measures.
+	Mean float64 `json:"mean"`
+	// Unobstructed is the mean over requests none of whose attempts was refused:
+	// the population the closed form describes.
+	Unobstructed float64 `json:"unobstructed"`
+	// ClosedForm is (1 − p^n)/(1 − p) with P the per-attempt retryable failure
+	// probability (timeouts included) and n = MaxAttempts.
+	ClosedForm  float64 `json:"closedForm"`
+	P           float64 `json:"p"`
+	MaxAttempts int     `json:"maxAttempts"`
+}
+
+// Prediction aggregates many runs of one arm.
+type Prediction struct {
+	// Arm is the arm's name.
+	Arm string `json:"arm,omitempty"`
+	// Runs is the number of simulated runs and Seed the seed they derive from.
+	Runs int    `json:"runs"`
+	Seed uint64 `json:"seed"`
+	// Requests is the number of requests per run.
+	Requests int `json:"requests"`
+	// FirstOpenRequest and FirstRejectedRequest are 1-based request numbers over
+	// the runs in which the breaker opened / rejected (Band.Share says how many).
+	FirstOpenRequest     Band `json:"firstOpenRequest"`
+	FirstRejectedRequest Band `json:"firstRejectedRequest"`
+	// FirstOpenSeconds is the time of the first CLOSED_TO_OPEN, in seconds since the start.
+	FirstOpenSeconds Band `json:"firstOpenSeconds"`
+	// OpenCauses is the share of first OPENs by cause: failure-rate, slow-call-rate, both.
+	OpenCauses map[string]float64 `json:"openCauses"`
+	// Transitions has one entry per transition kind seen in any run, in a fixed order.
+	Transitions []TransitionStat `json:"transitions"`
+	// RejectedShare is the share of all requests the breaker rejected (pooled), with
+	// RejectedBand the per-run band.
+	RejectedShare float64 `json:"rejectedShare"`
+	RejectedBand  Band    `json:"rejectedBand"`
+	// Phases has one entry per phase.
+	Phases []PhaseStat `json:"phases"`
+	// AttemptsPerRequest compares attempts with the closed form.
+	AttemptsPerRequest AttemptsStat `json:"attemptsPerRequest"`
+	// Gateway is the exact per-attempt outcome picture (of the first phase's
+	// behaviour when behaviours differ per phase).
+	Gateway Probabilities `json:"gateway"`
+	// HalfOpenPassProbability is breaker.HalfOpenPassProbability for Gateway.Call:
+	// the probability that one HALF_OPEN trial closes the breaker.
+	HalfOpenPassProbability float64 `json:"halfOpenPassProbability"`
+	// HalfOpenMeaning says in words what HalfOpenPassProbability means.
+	HalfOpenMeaning string `json:"halfOpenMeaning"`
+	// Notes explain the mechanisms behind the numbers (window filling, minimum
+	// number of calls, half-open trials).
+	Notes []string `json:"notes"`
+	// MedianRunIndex is the median run by first-open request, then time (runs that
+	// never opened count as latest); MedianRun is that run replayed with its request log.
+	MedianRunIndex int       `json:"medianRunIndex"`
+	MedianRun      RunResult `json:"medianRun"`
+}
+
+// transitionOrder fixes the order in which transition kinds are reported.
+func transitionOrder() []string {
+	return []string{"CLOSED_TO_OPEN", "OPEN_TO_HALF_OPEN", "HALF_OPEN_TO_OPEN", "HALF_OPEN_TO_CLOSED"}
+}
+
+// Predict runs arm runs times, run i with seed RunSeed(seed, i), across
+// GOMAXPROCS workers, and aggregates the results in run order, so the same
+// arguments give the same Prediction whatever GOMAXPROCS is. It stops early
+// with ctx's error when ctx is cancelled and returns an *ArmError for an invalid arm.
+func Predict(ctx context.Context, arm Arm, runs int, seed uint64) (Prediction, error) {
+	if err := arm.Validate(); err != nil {
+		return Prediction{}, err
+	}
+	if runs < 1 {
+		return Prediction{}, armErr("runs", "%d must be at least 1", runs)
+	}
+	results := make([]RunResult, runs)
+	workers := min(runtime.GOMAXPROCS(0), runs)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= runs {
+					return
+				}
+				if i%64 == 0 && ctx.Err() != nil {
+					errs[w] = ctx.Err()
+					return
+				}
+				res, err := runArm(&arm, RunSeed(seed, i), false)
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				results[i] = res
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return Prediction{}, fmt.Errorf("predict %d runs: %w", runs, err)
+		}
+	}
+	p := aggregate(&arm, results, seed)
+	median, err := runArm(&arm, RunSeed(seed, p.MedianRunIndex), true)
+	if err != nil {
+		return Prediction{}, err
+	}
+	p.MedianRun = median
+	return p, nil
+}
+
+func aggregate(arm *Arm, results []RunResult, seed uint64) Prediction {
+	n := len(results)
+	p := Prediction{Arm: arm.Name, Runs: n, Seed: seed, Requests: arm.PlannedRequests()}
+	var firstOpen, firstRej, firstOpenAt, rejShare []float64
+	causes := map[string]int{}
+	kinds := map[string]*struct {
+		runs, count int
+		first       []float64
+	}{}
+	var totalReq, totalRej, attempts, unobReq, unobAtt int
+	phaseN := len(results[0].Phases)
+	type acc struct {
+		req, rej, ok, fail int
+		rejB, okB          []float64
+	}
+	phases := make([]acc, phaseN)
+	for _, r := range results {
+		if r.FirstOpenRequest > 0 || r.FirstOpenCause != "" {
+			firstOpen = append(firstOpen, float64(r.FirstOpenRequest))
+			firstOpenAt = append(firstOpenAt, r.FirstOpenAt.Seconds())
+			causes[r.FirstOpenCause]++
+		}
+		if r.FirstRejectedRequest > 0 {
+			firstRej = append(firstRej, float64(r.FirstRejectedRequest))
+		}
+		seen := map[string]bool{}
+		for _, t := range r.Transitions {
+			k := kinds[t.Kind]
+			if k == nil {
+				k = &struct {
+					runs, count int
+					first       []float64
+				}{}
+				kinds[t.Kind] = k
+			}
+			k.count++
+			if !seen[t.Kind] {
+				seen[t.Kind] = true
+				k.runs++
+				k.first = append(k.first, float64(t.At))
+			}
+		}
+		rej := 0
+		for i, ph := range r.Phases {
+			a := &phases[i]
+			a.req += ph.Requests
+			a.rej += ph.Rejected
+			a.ok += ph.Succeeded
+			a.fail += ph.Failed
+			rej += ph.Rejected
+			if ph.Requests > 0 {
+				a.rejB = append(a.rejB, float64(ph.Rejected)/float64(ph.Requests))
+				a.okB = append(a.okB, float64(ph.Succeeded)/float64(ph.Requests))
+			}
+		}
+		totalReq += r.Requests
+		totalRej += rej
+		if r.Requests > 0 {
+			rejShare = append(rejShare, float64(rej)/float64(r.Requests))
+		}
+		attempts += r.GatewayAttempts
+		unobReq += r.UnobstructedRequests
+		unobAtt += r.UnobstructedAttempts
+	}
+	p.FirstOpenRequest = newBand(firstOpen, n)
+	p.FirstRejectedRequest = newBand(firstRej, n)
+	p.FirstOpenSeconds = newBand(firstOpenAt, n)
+	p.OpenCauses = map[string]float64{CauseFailureRate: 0, CauseSlowCallRate: 0, CauseBoth: 0}
+	for c, k := range causes {
+		p.OpenCauses[c] = float64(k) / float64(len(firstOpen))
+	}
+	order := transitionOrder()
+	for k := range kinds {
+		if !slices.Contains(order, k) {
+			order = append(order, k)
+		}
+	}
+	for _, kind := range order {
+		k := kinds[kind]
+		if k == nil {
+			continue
+		}
+		b := newBand(k.first, n)
+		p.Transitions = append(p.Transitions, TransitionStat{Kind: kind, Share: float64(k.runs) / float64(n),
+			MedianFirstAt: time.Duration(b.P50), MeanCount: float64(k.count) / float64(n)})
+	}
+	if totalReq > 0 {
+		p.RejectedShare = float64(totalRej) / float64(totalReq)
+	}
+	p.RejectedBand = newBand(rejShare, n)
+	for i, a := range phases {
+		st := PhaseStat{Name: results[0].Phases[i].Name, Rejected: newBand(a.rejB, n), Success: newBand(a.okB, n)}
+		if n > 0 {
+			st.Requests = a.req / n
+		}
+		if a.req > 0 {
+			st.RejectedShare = float64(a.rej) / float64(a.req)
+			st.SuccessShare = float64(a.ok) / float64(a.req)
+			st.FailedShare = float64(a.fail) / float64(a.req)
+		}
+		p.Phases = append(p.Phases, st)
+	}
+	gw := arm.Gateway
+	if arm.PhaseGateways != nil {
+		gw = arm.PhaseGateways[0]
+	}
+	p.Gateway = OutcomeProbabilities(gw, arm.Breaker, arm.Retry, arm.timeout(), arm.CallOverhead)
+	p.AttemptsPerRequest = AttemptsStat{P: p.Gateway.Retryable, MaxAttempts: arm.Retry.MaxAttempts,
+		ClosedForm: ClosedFormAttempts(p.Gateway.Retryable, arm.Retry.MaxAttempts)}
+	if totalReq > 0 {
+		p.AttemptsPerRequest.Mean = float64(attempts) / float64(totalReq)
+	}
+	if unobReq > 0 {
+		p.AttemptsPerRequest.Unobstructed = float64(unobAtt) / float64(unobReq)
+	}
+	p.HalfOpenPassProbability = breaker.HalfOpenPassProbability(arm.Breaker, p.Gateway.Call)
+	p.HalfOpenMeaning = halfOpenMeaning(arm.Breaker, p.HalfOpenPassProbability)
+	p.MedianRunIndex = medianRun(results)
+	p.Notes = notes(arm, &p)
+	return p
+}
+
+// medianRun picks the median run: runs sorted by (never opened last, first-open
+// request, first-open time, run index), the element at (n-1)/2.
+func medianRun(results []RunResult) int {
+	idx := make([]int, len(results))
+	for i := range idx {
+		idx[i] = i
+	}
+	never := func(r *RunResult) bool { return r.FirstOpenRequest == 0 && r.FirstOpenCause == "" }
+	sort.SliceStable(idx, func(a, b int) bool {
+		x, y := &results[idx[a]], &results[idx[b]]
+		if never(x) != never(y) {
+			return !never(x)
+		}
+		if x.FirstOpenRequest != y.FirstOpenRequest {
+			return x.FirstOpenRequest < y.FirstOpenRequest
+		}
+		return x.FirstOpenAt < y.FirstOpenAt
+	})
+	return idx[(len(idx)-1)/2]
+}
+
+// halfOpenMeaning explains a half-open pass probability.
+func halfOpenMeaning(cfg breaker.Config, pass float64) string {
+	trial := min(cfg.MinimumNumberOfCalls, cfg.PermittedNumberOfCallsInHalfOpenState)
+	switch {
+	case pass == 0:
+		return fmt.Sprintf("this breaker cannot close while the gateway behaves so: no outcome of the %d trial calls keeps both the failure rate below %v%% and the slow-call rate below %v%%, so every HALF_OPEN goes back to OPEN", trial, cfg.FailureRateThreshold, cfg.SlowCallRateThreshold)
+	case pass < 0.05:
+		return fmt.Sprintf("this breaker rarely closes: a HALF_OPEN trial of %d calls passes with probability %.3g, so on average %.0f trials (each followed by %v in OPEN) before it closes", trial, pass, 1/pass, cfg.WaitDurationInOpenState)
+	case pass >= 1:
+		return fmt.Sprintf("every HALF_OPEN trial of %d calls closes the breaker", trial)
+	}
+	return fmt.Sprintf("a HALF_OPEN trial of %d calls closes the breaker with probability %.3g (%.1f trials on average)", trial, pass, 1/pass)
+}
