@@ -2,7 +2,6 @@ package attack
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -21,11 +20,16 @@ import (
 // never sent on the wire, so the target does not see it.
 const fragPrefix = "#cbprobe-"
 
+// stopError is returned by the targeter to end a phase's attack without a send.
+type stopError string
+
+func (e stopError) Error() string { return string(e) }
+
 // errStopped ends a phase's attack when the run is cancelled, and errPhaseOver
 // when a send comes due after its phase ended (the tick waited for a worker).
-var (
-	errStopped   = errors.New("attack stopped")
-	errPhaseOver = errors.New("phase over")
+const (
+	errStopped   = stopError("attack stopped")
+	errPhaseOver = stopError("phase over")
 )
 
 // slot is one scheduled send: its intended time, and its Seq once it is

@@ -55,9 +55,10 @@ type Config struct {
 	Think time.Duration
 	// Timeout bounds each HTTP request (each step); 0 means DefaultTimeout (5 s).
 	Timeout time.Duration
-	// Client is the HTTP client shared by every phase and step (its Transport
-	// keeps the connection pool across pauses); nil builds one. Its Timeout is
-	// replaced by Timeout.
+	// Client supplies the Transport (the connection pool, kept across pauses
+	// and shared by every phase and step), CheckRedirect and Jar; nil builds
+	// one with vegeta's transport settings. Its Timeout is not used: Timeout
+	// applies to each request instead.
 	Client *http.Client
 	// Logger receives progress at debug/info level; nil discards.
 	Logger *slog.Logger
@@ -124,6 +125,9 @@ type Result struct {
 	Body []byte
 	// Steps holds one entry per step run; a failing step ends the flow run.
 	Steps []StepResult
+	// Vars are the values captured from the steps' JSON answers (nil when the
+	// flow captures nothing), e.g. the service's orderId.
+	Vars map[string]string
 }
 
 // Delay is how much later than intended the request left (negative: early).
@@ -363,7 +367,7 @@ func (e *engine) newFlowRun(seq int64, phase int, name string, stats *phaseStats
 		fr.data.UserID = fmt.Sprintf("user-%d", user)
 	}
 	fr.res = Result{Seq: int(seq), Phase: phase, PhaseName: name, User: user, OrderID: fr.data.OrderID, Intended: intended,
-		Steps: make([]StepResult, 0, len(e.steps))}
+		Steps: make([]StepResult, 0, len(e.steps)), Vars: fr.data.Vars}
 	return fr
 }
 

@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +23,8 @@ type ActuatorSource struct {
 	rings     map[string]*ring
 	prev      map[BreakerKey]BreakerSample
 	prevSeen  map[BreakerKey][2]int // NOT_PERMITTED and SUCCESS/ERROR events delivered last poll
+	lastBody  map[string][]byte     // path -> previous body: an unchanged body is not parsed again
+	lastBrk   []BreakerSample
 }
 
 // NewActuator returns a source for the actuator at base, which may be the
@@ -33,7 +36,7 @@ func NewActuator(base string, opt HTTPOptions) Source {
 		b += "/actuator"
 	}
 	return &ActuatorSource{base: b, g: newGetter(opt), said: map[string]bool{}, off: map[string]bool{},
-		rings: map[string]*ring{}, prev: map[BreakerKey]BreakerSample{}, prevSeen: map[BreakerKey][2]int{}}
+		rings: map[string]*ring{}, prev: map[BreakerKey]BreakerSample{}, prevSeen: map[BreakerKey][2]int{}, lastBody: map[string][]byte{}}
 }
 
 func hasPathBeyondRoot(u string) bool {
@@ -89,11 +92,18 @@ func (a *ActuatorSource) Poll(ctx context.Context) (Snapshot, error) {
 			s.Warnings = append(s.Warnings, err.Error())
 			continue
 		}
+		if bytes.Equal(body, a.lastBody[o.path]) { // nothing happened since the last poll
+			if o.kind == KindCircuitBreaker {
+				s.EventsOK = true
+			}
+			continue
+		}
 		evs, err := parseEvents(body, o.key, o.kind)
 		if err != nil {
 			s.Warnings = append(s.Warnings, a.g.bodyError(u, err).Error())
 			continue
 		}
+		a.lastBody[o.path] = body
 		a.absorb(&s, o.kind, evs)
 		if o.kind == KindCircuitBreaker {
 			s.EventsOK = true
@@ -127,11 +137,15 @@ func (a *ActuatorSource) readBreakers(ctx context.Context, s *Snapshot) ([]Break
 		case err != nil:
 			return nil, err
 		default:
+			if a.lastBrk != nil && bytes.Equal(body, a.lastBody["/circuitbreakers"]) {
+				return append([]BreakerSample(nil), a.lastBrk...), nil
+			}
 			samples, names, err := ParseCircuitBreakers(body)
 			if err != nil {
 				return nil, a.g.bodyError(u, err)
 			}
 			if samples != nil || len(names) == 0 {
+				a.lastBody["/circuitbreakers"], a.lastBrk = body, append([]BreakerSample(nil), samples...)
 				return samples, nil
 			}
 			a.namesOnly = true

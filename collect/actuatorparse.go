@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -218,13 +217,15 @@ func ParseHealth(body []byte) ([]BreakerSample, error) {
 	return out, nil
 }
 
-// zoneSuffix is the optional "[Region/Zone]" of ZonedDateTime.toString().
-var zoneSuffix = regexp.MustCompile(`\[[^\]]*\]$`)
-
 // ParseJavaTime parses ZonedDateTime.toString() output such as
 // "2024-10-15T13:22:48.477677565Z[Etc/UTC]" or "2017-01-10T15:39+01:00[Europe/Berlin]".
 func ParseJavaTime(s string) (time.Time, error) {
-	t := zoneSuffix.ReplaceAllString(strings.TrimSpace(s), "")
+	t := strings.TrimSpace(s)
+	if strings.HasSuffix(t, "]") {
+		if i := strings.LastIndexByte(t, '['); i >= 0 {
+			t = t[:i]
+		}
+	}
 	if v, err := time.Parse(time.RFC3339Nano, t); err == nil {
 		return v, nil
 	}

@@ -87,7 +87,7 @@ type Transition struct {
 	outcomes    []Event // SUCCESS/ERROR events of the window before the transition
 	windowStart time.Time
 	lost        bool
-	settled  bool
+	settled     bool
 }
 
 // Evidence is what decided a cause. Rates and thresholds are percentages; NaN

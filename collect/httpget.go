@@ -63,15 +63,14 @@ func redactAll(s string) string {
 
 // httpGetter performs bounded GETs with redacted errors.
 type httpGetter struct {
-	client   *http.Client
-	headers  http.Header
-	timeout  time.Duration
-	maxBody  int64
-	secrets  []string
-	clock    Clock
-	logger   *slog.Logger
-	bufSize  int
-	redacted func(string) string
+	client  *http.Client
+	headers http.Header
+	timeout time.Duration
+	maxBody int64
+	secrets []string
+	clock   Clock
+	logger  *slog.Logger
+	bufSize int
 }
 
 func newGetter(opt HTTPOptions) *httpGetter {

@@ -175,11 +175,11 @@ func (p *PromAPISource) Poll(ctx context.Context) (Snapshot, error) {
 	s.Received = p.g.clock.Now()
 	series := make([]promSeries, 0, len(vec))
 	for _, smp := range vec {
-		labels := make(map[string]string, len(smp.Metric))
+		ps := promSeries{name: string(smp.Metric[model.MetricNameLabel]), value: float64(smp.Value)}
 		for k, v := range smp.Metric {
-			labels[string(k)] = string(v)
+			ps.setLabel(string(k), string(v))
 		}
-		series = append(series, promSeries{name: string(smp.Metric[model.MetricNameLabel]), labels: labels, value: float64(smp.Value)})
+		series = append(series, ps)
 	}
 	res := fromSeries(series, 0)
 	if len(res.Breakers) == 0 && len(res.Limiters) == 0 && len(res.Retries) == 0 {

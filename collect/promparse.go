@@ -30,9 +30,24 @@ type PromResult struct {
 // promSeries is one sample with its labels, independent of where it came from
 // (a scraped exposition or a Prometheus query result).
 type promSeries struct {
-	name   string
-	labels map[string]string
-	value  float64
+	name                         string
+	lName, instance, kind, state string
+	hasState                     bool
+	value                        float64
+}
+
+// setLabel keeps the labels cbprobe reads and ignores the rest.
+func (s *promSeries) setLabel(k, v string) {
+	switch k {
+	case "name":
+		s.lName = v
+	case "instance":
+		s.instance = v
+	case "kind":
+		s.kind = v
+	case "state":
+		s.state, s.hasState = v, true
+	}
 }
 
 // filterExposition keeps only the lines cbprobe reads (resilience4j_* samples and
@@ -41,7 +56,7 @@ type promSeries struct {
 // the number of repeated declarations dropped and whether any line was kept.
 // Unrelated families are never parsed, so their syntax cannot fail a poll.
 func filterExposition(in []byte) (out []byte, dropped int, kept bool) {
-	out = make([]byte, 0, len(in)/4+64)
+	out = make([]byte, 0, len(in))
 	var seenHelp, seenType map[string]bool
 	for len(in) > 0 {
 		var line []byte
@@ -89,11 +104,8 @@ func filterExposition(in []byte) (out []byte, dropped int, kept bool) {
 		kept = true
 		out = append(out, line...)
 	}
-	if len(out) > 0 && out[len(out)-1] != '\n' {
-		// A body cut in the middle of a line stays an error in the parser
-		// ("unexpected end of input stream"): do not add the newline.
-		return out, dropped, kept
-	}
+	// A body cut in the middle of a kept line stays an error in the parser
+	// ("unexpected end of input stream"): no newline is added.
 	return out, dropped, kept
 }
 
@@ -128,10 +140,10 @@ func ParsePrometheusText(body []byte) (PromResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("prometheus text: %w", err)
 	}
-	var series []promSeries
+	series := make([]promSeries, 0, 64)
 	for name, f := range fams {
 		for _, m := range f.GetMetric() {
-			series = appendMetric(series, name, f.GetType(), m)
+			series = appendMetric(series, name, m)
 		}
 	}
 	res = fromSeries(series, res.DroppedLines)
@@ -142,26 +154,28 @@ func ParsePrometheusText(body []byte) (PromResult, error) {
 }
 
 // appendMetric flattens one parsed metric into series named as in the text.
-func appendMetric(out []promSeries, name string, typ dto.MetricType, m *dto.Metric) []promSeries {
-	labels := make(map[string]string, len(m.GetLabel()))
+func appendMetric(out []promSeries, name string, m *dto.Metric) []promSeries {
+	var s promSeries
 	for _, l := range m.GetLabel() {
-		labels[l.GetName()] = l.GetValue()
+		s.setLabel(l.GetName(), l.GetValue())
 	}
+	with := func(n string, v float64) promSeries { c := s; c.name, c.value = n, v; return c }
 	switch {
 	case m.Summary != nil:
-		out = append(out, promSeries{name + "_count", labels, float64(m.Summary.GetSampleCount())},
-			promSeries{name + "_sum", labels, m.Summary.GetSampleSum()})
+		if name == "resilience4j_circuitbreaker_calls_seconds" { // only the count is read
+			out = append(out, with(name+"_count", float64(m.Summary.GetSampleCount())))
+		}
 	case m.Histogram != nil:
-		out = append(out, promSeries{name + "_count", labels, float64(m.Histogram.GetSampleCount())},
-			promSeries{name + "_sum", labels, m.Histogram.GetSampleSum()})
+		if name == "resilience4j_circuitbreaker_calls_seconds" {
+			out = append(out, with(name+"_count", float64(m.Histogram.GetSampleCount())))
+		}
 	case m.Gauge != nil:
-		out = append(out, promSeries{name, labels, m.Gauge.GetValue()})
+		out = append(out, with(name, m.Gauge.GetValue()))
 	case m.Counter != nil:
-		out = append(out, promSeries{name, labels, m.Counter.GetValue()})
+		out = append(out, with(name, m.Counter.GetValue()))
 	case m.Untyped != nil:
-		out = append(out, promSeries{name, labels, m.Untyped.GetValue()})
+		out = append(out, with(name, m.Untyped.GetValue()))
 	}
-	_ = typ
 	return out
 }
 
@@ -195,14 +209,14 @@ func fromSeries(series []promSeries, dropped int) PromResult {
 			res.ProcessStart = s.value
 			continue
 		}
-		k := BreakerKey{Name: s.labels["name"], Instance: s.labels["instance"]}
+		k := BreakerKey{Name: s.lName, Instance: s.instance}
 		if k.Name == "" {
 			continue
 		}
-		kind := s.labels["kind"]
+		kind := s.kind
 		switch s.name {
 		case "resilience4j_circuitbreaker_state":
-			st, ok := s.labels["state"]
+			st, ok := s.state, s.hasState
 			if !ok {
 				continue // legacy unlabeled variant carries nothing
 			}

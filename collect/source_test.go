@@ -27,6 +27,7 @@ type fakeActuator struct {
 	ringSize int
 	clock    time.Time
 	override map[string]func(w http.ResponseWriter) // path -> fault
+	rendered []byte                                 // events body, nil when stale
 }
 
 func newFake() *fakeActuator {
@@ -45,6 +46,7 @@ func (f *fakeActuator) event(typ, transition, msg string) {
 	if msg != "" {
 		e["errorMessage"] = msg
 	}
+	f.rendered = nil
 	f.events = append(f.events, e)
 	if len(f.events) > f.ringSize {
 		f.events = f.events[len(f.events)-f.ringSize:]
@@ -63,8 +65,10 @@ func (f *fakeActuator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"circuitBreakers":{"pg":{"failureRate":%q,"slowCallRate":%q,"failureRateThreshold":"60.0%%","slowCallRateThreshold":"50.0%%","bufferedCalls":%d,"failedCalls":%d,"slowCalls":0,"slowFailedCalls":0,"notPermittedCalls":%d,"state":%q}}}`,
 			f.fail, f.slow, f.buffered, f.failed, f.notPerm, f.state)
 	case "/actuator/circuitbreakerevents":
-		b, _ := json.Marshal(map[string]any{"circuitBreakerEvents": f.events})
-		w.Write(b)
+		if f.rendered == nil {
+			f.rendered, _ = json.Marshal(map[string]any{"circuitBreakerEvents": f.events})
+		}
+		w.Write(f.rendered)
 	default:
 		http.NotFound(w, r)
 	}
@@ -186,7 +190,7 @@ func TestRestartDetected(t *testing.T) {
 	tk.Observe(pollOK(t, src))
 	// Restart: empty ring, breaker back to CLOSED, no event says so.
 	f.mu.Lock()
-	f.events, f.state, f.fail, f.slow, f.failed, f.buffered = nil, "CLOSED", "-1.0%", "-1.0%", 0, 0
+	f.events, f.rendered, f.state, f.fail, f.slow, f.failed, f.buffered = nil, nil, "CLOSED", "-1.0%", "-1.0%", 0, 0
 	f.mu.Unlock()
 	s := pollOK(t, src)
 	if len(s.Restarts) != 1 {

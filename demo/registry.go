@@ -95,6 +95,9 @@ func (r *registry) breaker(name string) (*cbEntry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create circuit breaker %q: %w", name, err)
 	}
+	if err := applyInitialState(cb, res.InitialState); err != nil {
+		return nil, fmt.Errorf("circuit breaker %q: initial-state %v: %w", name, res.InitialState, err)
+	}
 	size := res.EventConsumerBufferSize
 	if size < 1 {
 		size = 100
@@ -342,4 +345,18 @@ func eventTypeFilter(s string, allowed []string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// applyInitialState moves a new breaker to its configured initial-state before
+// anyone subscribes, so no event is published, as the library builds it.
+func applyInitialState(cb *breaker.CircuitBreaker, s breaker.State) error {
+	switch s {
+	case breaker.StateClosed:
+		return nil
+	case breaker.StateHalfOpen:
+		if err := cb.TransitionTo(breaker.StateOpen); err != nil {
+			return err
+		}
+	}
+	return cb.TransitionTo(s)
 }

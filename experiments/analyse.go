@@ -49,7 +49,7 @@ func (ar *armRun) analyse(p armPlan, o Options) *results.Arm {
 	for _, r := range reqs {
 		arm.Add(r)
 	}
-	arm.Latency = latencyStats(reqs, o.Speed)
+	arm.Latency = scaleLatency(results.LatencyOf(reqs, arm.Name), o.Speed)
 
 	th := configThresholds(p)
 	for _, t := range collect.AnalyzeRecording(ar.recording, th) {
@@ -60,18 +60,15 @@ func (ar *armRun) analyse(p armPlan, o Options) *results.Arm {
 			At: ar.tl.toWall(t.Time).UTC(), Breaker: t.Breaker.Name, From: t.From, To: t.To,
 			Cause: t.Cause, Evidence: evidence(t), Uncertainty: uncertainty(t, ar.tl),
 		}
-		rt.Request = requestAfter(reqs, rt.At)
-		if (t.To == "OPEN") && arm.FirstOpenRequest == 0 && t.From == "CLOSED" {
-			arm.FirstOpenRequest = requestInFlight(reqs, rt.At)
-		}
 		arm.Transitions = append(arm.Transitions, rt)
 	}
-	arm.AttemptsPerRequest, ar.unobstructed = attemptsBeforeOpen(reqs, ar.log, arm.FirstOpenRequest, ar.attempts.Total)
+	arm.MarkRequests(reqs)
+	arm.AttemptsPerRequest, ar.unobstructed = attemptsPerRequest(reqs, ar.orders, ar.log, ar.attempts.Total)
 	if o.Speed != 1 {
 		arm.Notes = append(arm.Notes, fmt.Sprintf("Run at --speed %g: rates ×%g and durations ÷%g in real time; latencies below are in service time (real × %g).", o.Speed, o.Speed, o.Speed, o.Speed))
 	}
-	arm.Notes = append(arm.Notes, fmt.Sprintf("Gateway attempts (pgsim's attempt log): %d for the %d requests sent before the breaker first opened (%.3f each); %d in all for %d requests.",
-		int(math.Round(arm.AttemptsPerRequest*float64(ar.unobstructed))), ar.unobstructed, arm.AttemptsPerRequest, ar.attempts.Total, arm.Totals().Sent))
+	arm.Notes = append(arm.Notes, fmt.Sprintf("Gateway attempts (pgsim's attempt log): %.3f per request over the %d requests the breaker did not reject; %d in all for %d requests.",
+		arm.AttemptsPerRequest, ar.unobstructed, ar.attempts.Total, arm.Totals().Sent))
 	for _, g := range ar.gaps {
 		arm.Notes = append(arm.Notes, "Polling error: "+g)
 	}
@@ -89,37 +86,38 @@ func (ar *armRun) analyse(p armPlan, o Options) *results.Arm {
 	return arm
 }
 
-// attemptsBeforeOpen is gateway attempts per request over the requests sent
-// before the request during which the breaker first opened: the requests the
-// breaker did not obstruct, which the closed form (1 − p^n)/(1 − p) describes.
-// Without an OPEN it is every attempt over every request.
-func attemptsBeforeOpen(reqs []results.Request, log []pgsim.Attempt, firstOpen, total int) (float64, int) {
-	if firstOpen <= 1 {
-		if firstOpen == 1 || len(reqs) == 0 {
+// attemptsPerRequest is gateway attempts per request over the requests the breaker
+// did not obstruct (none of their attempts was refused, so their outcome is not
+// "rejected"): the population the closed form (1 − p^n)/(1 − p) describes. The
+// attempts come from pgsim's log, matched to requests by the service's orderId
+// that the flow captured. Without order ids (a custom flow) it is every attempt
+// over every request.
+func attemptsPerRequest(reqs []results.Request, orders map[int]string, log []pgsim.Attempt, total int) (float64, int) {
+	perOrder := map[string]int{}
+	for _, a := range log {
+		if a.OrderID != "" {
+			perOrder[a.OrderID]++
+		}
+	}
+	attempts, n := 0, 0
+	for _, r := range reqs {
+		id, ok := orders[r.Seq]
+		if !ok || r.Outcome == results.OutcomeRejected {
+			continue
+		}
+		attempts += perOrder[id]
+		n++
+	}
+	if len(orders) == 0 {
+		if len(reqs) == 0 {
 			return 0, 0
 		}
 		return float64(total) / float64(len(reqs)), len(reqs)
 	}
-	var cutoff time.Time
-	n := 0
-	for _, r := range reqs {
-		if r.Seq == firstOpen {
-			cutoff = r.Sent
-		}
-		if r.Seq < firstOpen {
-			n++
-		}
-	}
-	if cutoff.IsZero() || n == 0 {
+	if n == 0 {
 		return 0, 0
 	}
-	count := 0
-	for _, a := range log {
-		if a.Time.Before(cutoff) {
-			count++
-		}
-	}
-	return float64(count) / float64(n), n
+	return float64(attempts) / float64(n), n
 }
 
 func armParameters(p armPlan) map[string]any {
@@ -151,19 +149,9 @@ func armParameters(p armPlan) map[string]any {
 	return m
 }
 
-func latencyStats(reqs []results.Request, speed float64) results.LatencyStats {
-	if len(reqs) == 0 {
-		return results.LatencyStats{}
-	}
-	ms := make([]float64, len(reqs))
-	sum := 0.0
-	for i, r := range reqs {
-		ms[i] = float64(r.Latency) / float64(time.Millisecond) * speed
-		sum += ms[i]
-	}
-	sort.Float64s(ms)
-	at := func(q float64) float64 { return ms[int(math.Ceil(q*float64(len(ms))))-1] }
-	return results.LatencyStats{P50: at(0.5), P95: at(0.95), P99: at(0.99), Max: ms[len(ms)-1], Mean: sum / float64(len(ms))}
+// scaleLatency turns latencies measured at --speed into service time.
+func scaleLatency(l results.LatencyStats, speed float64) results.LatencyStats {
+	return results.LatencyStats{P50: l.P50 * speed, P95: l.P95 * speed, P99: l.P99 * speed, Max: l.Max * speed, Mean: l.Mean * speed}
 }
 
 func evidence(t collect.Transition) results.Evidence {
@@ -227,28 +215,6 @@ func uncertainty(t collect.Transition, tl timeline) string {
 	return strings.Join(parts, "; ")
 }
 
-// requestInFlight is the request during which t happened: the last one sent at or
-// before t (0 if none).
-func requestInFlight(reqs []results.Request, t time.Time) int {
-	n := 0
-	for _, r := range reqs {
-		if !r.Sent.After(t) {
-			n = r.Seq
-		}
-	}
-	return n
-}
-
-// requestAfter is the first request sent after t (0 if none).
-func requestAfter(reqs []results.Request, t time.Time) int {
-	for _, r := range reqs {
-		if r.Sent.After(t) {
-			return r.Seq
-		}
-	}
-	return 0
-}
-
 // addComparisons sets the prediction beside each measurement.
 func addComparisons(arm *results.Arm, pr sim.Prediction, p armPlan, unob int) {
 	reported := p.arm.Reported
@@ -306,13 +272,14 @@ func addComparisons(arm *results.Arm, pr sim.Prediction, p armPlan, unob int) {
 		}
 	}
 	a := pr.AttemptsPerRequest
-	att := results.Comparison{Metric: "gateway attempts per request before the first OPEN", Measured: arm.AttemptsPerRequest,
-		PredictedP5: a.Unobstructed, PredictedP50: a.ClosedForm, PredictedP95: a.Unobstructed, PredictedMean: a.Unobstructed,
-		Note: fmt.Sprintf("closed form (1 − p^n)/(1 − p) = %.3f with p = %.3f, n = %d; simulated %.3f", a.ClosedForm, a.P, a.MaxAttempts, a.Unobstructed)}
+	att := results.Comparison{Metric: "gateway attempts per request (requests not rejected)", Measured: arm.AttemptsPerRequest,
+		PredictedP5: a.Unobstructed, PredictedP50: a.Unobstructed, PredictedP95: a.Unobstructed, PredictedMean: a.Unobstructed,
+		Note: fmt.Sprintf("closed form (1 − p^n)/(1 − p) = %.3f with p = %.3f, n = %d (requests that never met an open breaker)", a.ClosedForm, a.P, a.MaxAttempts)}
 	if unob > 0 && a.P > 0 && a.P < 1 {
-		// The number of attempts of one request is a truncated geometric variable;
-		// its variance is Σ_{k<n} (2k+1) p^k − mean², and the mean over unob
-		// requests has a standard error of sqrt(var/unob). 3 standard errors.
+		// The attempts of one request form a truncated geometric variable with
+		// variance Σ_{k<n} (2k+1) p^k − mean²; the mean over unob requests has a
+		// standard error of sqrt(var/unob). The band is ±3 standard errors around
+		// the simulated mean over the same population.
 		mean, second := 0.0, 0.0
 		for k := 0; k < a.MaxAttempts; k++ {
 			pk := math.Pow(a.P, float64(k))
@@ -320,7 +287,7 @@ func addComparisons(arm *results.Arm, pr sim.Prediction, p armPlan, unob int) {
 			second += float64(2*k+1) * pk
 		}
 		se := math.Sqrt(math.Max(second-mean*mean, 0) / float64(unob))
-		att.PredictedP5, att.PredictedP95 = a.ClosedForm-3*se, a.ClosedForm+3*se
+		att.PredictedP5, att.PredictedP95 = a.Unobstructed-3*se, a.Unobstructed+3*se
 		att.OutsideBand = arm.AttemptsPerRequest < att.PredictedP5 || arm.AttemptsPerRequest > att.PredictedP95
 		att.Note += fmt.Sprintf("; band ±3 standard errors over %d requests", unob)
 	}
@@ -334,7 +301,7 @@ func addComparisons(arm *results.Arm, pr sim.Prediction, p armPlan, unob int) {
 	if len(causes) > 0 {
 		arm.Notes = append(arm.Notes, "Predicted cause of the first OPEN: "+strings.Join(causes, ", ")+".")
 	}
-	arm.Notes = append(arm.Notes, fmt.Sprintf("Half-open trial pass probability: %.4g. %s", pr.HalfOpenPassProbability, pr.HalfOpenMeaning))
+	arm.Notes = append(arm.Notes, fmt.Sprintf("Half-open trial pass probability: %.4g: %s.", pr.HalfOpenPassProbability, strings.TrimSuffix(pr.HalfOpenMeaning, ".")))
 	arm.Notes = append(arm.Notes, pr.Notes...)
 	if arm.Parameters == nil {
 		arm.Parameters = map[string]any{}

@@ -280,7 +280,8 @@ type armRun struct {
 	summary      attack.Summary
 	attempts     pgsim.AttemptStats
 	log          []pgsim.Attempt
-	unobstructed int // requests sent before the first OPEN
+	orders       map[int]string // request number -> the service's orderId (captured by the flow)
+	unobstructed int            // requests none of whose attempts the breaker refused
 	tl           timeline
 	breaker      string
 	seen         map[string]bool
@@ -290,7 +291,7 @@ type armRun struct {
 // runArm starts the gateway (and the reference service unless o.Target is set),
 // polls the breaker while the attack runs, and analyses what happened.
 func runArm(ctx context.Context, o Options, p armPlan, w *results.Writer) (*results.Arm, int, error) {
-	ar := &armRun{seen: map[string]bool{}, breaker: o.Breaker}
+	ar := &armRun{seen: map[string]bool{}, breaker: o.Breaker, orders: map[int]string{}}
 	target := o.Target
 	var gateway *pgsim.Server
 	var svc *demo.Service
@@ -468,6 +469,9 @@ func (ar *armRun) addRequest(arm string, r attack.Result, w *results.Writer) {
 	w.Request(req)
 	ar.mu.Lock()
 	ar.requests = append(ar.requests, req)
+	if id := r.Vars["orderId"]; id != "" {
+		ar.orders[r.Seq] = id
+	}
 	ar.counts.Sent++
 	switch req.Outcome {
 	case results.OutcomeSucceeded:

@@ -266,7 +266,15 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	case behavior.OutcomeSuccess:
 		t := s.store.create(time.Now(), user, req)
 		s.scheduleSettlement(t)
-		s.writeOK(w, transactionResponse{TransactionKey: t.TransactionKey, Status: t.Status})
+		// The key is plain ASCII: write the envelope without reflection.
+		buf := s.bufs.get()
+		buf.WriteString(`{"meta":{"result":"SUCCESS"},"data":{"transactionKey":"`)
+		buf.WriteString(t.TransactionKey)
+		buf.WriteString(`","status":"PENDING"}}`)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(buf.Bytes())
+		s.bufs.put(buf)
 	case behavior.OutcomeError:
 		s.writeFail(w, http.StatusInternalServerError, codeInternal, msgUnstable)
 	case behavior.OutcomeHang:

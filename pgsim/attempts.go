@@ -21,11 +21,11 @@ type Attempt struct {
 
 // Attempt outcomes as logged.
 const (
-	OutcomeSuccess  = "success"
-	OutcomeError    = "error"
-	OutcomeHang     = "hang"
-	OutcomeReset    = "reset"
-	OutcomeRejected = "rejected-4xx"
+	OutcomeSuccess  = "success"      // answered 200, transaction created
+	OutcomeError    = "error"        // answered 500 (injected failure)
+	OutcomeHang     = "hang"         // held without an answer
+	OutcomeReset    = "reset"        // connection reset, no answer
+	OutcomeRejected = "rejected-4xx" // refused by header or body validation, no delay
 )
 
 // numOutcomes is the number of attempt outcomes; codes keep records small.

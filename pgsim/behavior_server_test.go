@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -338,5 +339,127 @@ func TestNewRejectsBadConfig(t *testing.T) {
 				t.Fatalf("New = %v, want a ConfigError mentioning %q", err, tc.has)
 			}
 		})
+	}
+}
+
+func TestConcurrentAttemptsThroughServer(t *testing.T) {
+	s, base := newTestServer(t, Config{Behavior: quiet(), Seed: 1, Speed: 0.001})
+	const goroutines, per, orders = 20, 10, 10
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range per {
+				body := strings.Replace(validBody, "1351039135", fmt.Sprintf("order-%03d", (g+i)%orders), 1)
+				req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/payments", strings.NewReader(body))
+				req.Header.Set("X-USER-ID", fmt.Sprintf("user-%d", g))
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	st := s.Stats()
+	// 200 attempts spread evenly: every order gets exactly 20.
+	want := AttemptStats{Orders: orders, Attempts: goroutines * per, Mean: goroutines * per / orders,
+		Histogram: map[int]int{goroutines * per / orders: orders}, Total: goroutines * per, Logged: goroutines * per,
+		Outcomes: map[string]int{OutcomeSuccess: goroutines * per}}
+	if diff := cmp.Diff(want, st.Attempts); diff != "" {
+		t.Fatalf("attempt stats (-want +got):\n%s", diff)
+	}
+	if st.Requests[EndpointCreate][OutcomeSuccess] != goroutines*per || st.Transactions != goroutines*per {
+		t.Fatalf("requests %v, transactions %d", st.Requests, st.Transactions)
+	}
+}
+
+func TestInFlightAndFailedCallback(t *testing.T) {
+	rs := httptestServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	b := quiet()
+	b.Latency = behavior.Fixed{D: 30 * time.Second}
+	// Speed 100: the call waits 300 ms, settlement comes 10–50 ms after it.
+	s, base := newTestServer(t, Config{Behavior: b, Seed: 1, CallbackPrefix: rs, Speed: 100})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		body := strings.Replace(validBody, "http://localhost:8080/api/v1/payments/callback", rs+"/cb", 1)
+		do(t, nil, http.MethodPost, base+"/api/v1/payments", "u1", body)
+	}()
+	seen := false
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline) && !seen; time.Sleep(5 * time.Millisecond) {
+		seen = s.Stats().InFlight == 1
+	}
+	if !seen {
+		t.Fatal("in-flight never showed the waiting call")
+	}
+	if m := do(t, nil, http.MethodGet, base+"/metrics", "", ""); !strings.Contains(m.body, "pgsim_in_flight_requests 1") {
+		t.Error("/metrics did not show the in-flight call")
+	}
+	<-done
+	if st := s.Stats(); st.InFlight != 0 {
+		t.Errorf("in flight %d after the answer", st.InFlight)
+	}
+	// A receiver answering 500 counts as a failed callback.
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Stats().CallbacksFailed == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st := s.Stats(); st.CallbacksFailed != 1 || st.CallbacksSent != 0 {
+		t.Errorf("callbacks sent %d failed %d, want 0 and 1", st.CallbacksSent, st.CallbacksFailed)
+	}
+}
+
+func TestStartURLAndCloseCutsInFlight(t *testing.T) {
+	b := quiet()
+	b.HangRate, b.HangMax = 1, 30*time.Second
+	s, err := New(Config{Behavior: b, Seed: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.URL() != "" {
+		t.Errorf("URL before Start = %q", s.URL())
+	}
+	if err := s.Start(context.Background(), "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background(), "127.0.0.1:0"); err == nil {
+		t.Error("a second Start succeeded")
+	}
+	if !regexp.MustCompile(`^http://127\.0\.0\.1:\d+$`).MatchString(s.URL()) {
+		t.Fatalf("URL %q", s.URL())
+	}
+	errc := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, s.URL()+"/api/v1/payments", strings.NewReader(validBody))
+		req.Header.Set("X-USER-ID", "u1")
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	for deadline := time.Now().Add(2 * time.Second); s.Stats().InFlight == 0 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close(ctx) }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not cut the 30 s hang at its 100 ms deadline")
+	}
+	if err := <-errc; err == nil {
+		t.Error("the hanging call got an answer")
+	}
+	if err := s.Start(context.Background(), "127.0.0.1:0"); err == nil {
+		t.Error("Start after Close succeeded")
 	}
 }

@@ -1,6 +1,7 @@
 package pgsim
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -181,6 +182,7 @@ func FuzzControlAPI(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	f.Cleanup(func() { _ = s.Close(context.Background()) })
 	h := s.Handler()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b, err := DecodeBehavior(behavior.DefaultBehavior(), data)
@@ -217,10 +219,22 @@ func FuzzControlAPI(f *testing.F) {
 // satisfies every rule of the original validate().
 func FuzzPaymentBody(f *testing.F) {
 	for _, seed := range []string{validBody, `{}`, `{"orderId":123456,"cardType":"KB","cardNo":"1111-2222-3333-4444","amount":"1","callbackUrl":"http://localhost:8080"}`,
-		`{"amount":1e400}`, `{"amount":-1.5}`, `{"cardType":""}`, `{"orderId":"\u0000\u0000\u0000\u0000\u0000\u0000"}`, `nul`, "\xff"} {
+		`{"amount":1e400}`, `{"amount":-1.5}`, `{"cardType":""}`, `{"orderId":"1351039135","cardType":"KB","cardNo":"1111-2222-3333-4444","amount":-0,"callbackUrl":"x","ORDERID":"a"}`,
+		` {"orderId":"ab\u0063def","cardType":"KB","cardNo":"1111-2222-3333-4444","amount":01,"callbackUrl":"http://localhost:8080"} `, `{"orderId":"\u0000\u0000\u0000\u0000\u0000\u0000"}`, `nul`, "\xff"} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// The fast scanner, when it accepts, binds exactly what the careful path binds.
+		if fast, ok := scanPayment(data); ok {
+			careful, cerr := decodePaymentCarefully(data, DefaultCallbackPrefix)
+			var re *RequestError
+			if cerr != nil && (!errors.As(cerr, &re) || re.Message == msgBodyUnreadable || strings.HasPrefix(re.Message, "필")) {
+				t.Fatalf("fast path accepted %q, careful path: %v", data, cerr)
+			}
+			if careful != fast {
+				t.Fatalf("fast %+v != careful %+v for %q", fast, careful, data)
+			}
+		}
 		p, err := DecodePayment(data, DefaultCallbackPrefix)
 		if err != nil {
 			var re *RequestError

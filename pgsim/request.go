@@ -100,30 +100,15 @@ func (e *RequestError) Error() string { return fmt.Sprintf("%d: %s", e.Status, e
 
 func badRequest(msg string) *RequestError { return &RequestError{Status: 400, Message: msg} }
 
-// fastPayment is the common, well-typed body; pointers tell absent/null apart
-// from zero values.
-type fastPayment struct {
-	OrderID     *string `json:"orderId"`
-	CardType    *string `json:"cardType"`
-	CardNo      *string `json:"cardNo"`
-	Amount      *int64  `json:"amount"`
-	CallbackURL *string `json:"callbackUrl"`
-}
-
 // DecodePayment reads and validates a payment body the way the original
 // does: parse (400 with the Jackson-style message), then validate() in its order
 // (orderId, cardNo, amount, callbackUrl prefix). It never panics.
 func DecodePayment(body []byte, callbackPrefix string) (PaymentRequest, error) {
-	// Fast path: one typed parse for the usual body; anything unusual (a number
-	// as a string, a missing field, a bad card type) takes the careful path.
-	var f fastPayment
-	if json.Unmarshal(body, &f) == nil && f.OrderID != nil && f.CardType != nil && f.CardNo != nil &&
-		f.Amount != nil && f.CallbackURL != nil {
-		switch *f.CardType {
-		case "SAMSUNG", "KB", "HYUNDAI":
-			p := PaymentRequest{OrderID: *f.OrderID, CardType: *f.CardType, CardNo: *f.CardNo, Amount: *f.Amount, CallbackURL: *f.CallbackURL}
-			return p, validatePayment(p, callbackPrefix)
-		}
+	// Fast path: a hand scanner for the usual flat body; anything unusual (a
+	// number as a string, an escape, a missing field, a bad card type) takes the
+	// careful path, which gives the exact Jackson-style message.
+	if p, ok := scanPayment(body); ok {
+		return p, validatePayment(p, callbackPrefix)
 	}
 	return decodePaymentCarefully(body, callbackPrefix)
 }

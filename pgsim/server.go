@@ -25,12 +25,12 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultCallbackPrefix  = "http://localhost:8080"
-	DefaultCallbackWorkers = 8
-	DefaultMaxOrders       = 1_000_000
-	DefaultMaxAttempts     = 1_000_000
-	DefaultCallbackTimeout = 5 * time.Second
-	DefaultCallbackQueue   = 100_000
+	DefaultCallbackPrefix  = "http://localhost:8080" // what every callbackUrl must start with
+	DefaultCallbackWorkers = 8                       // callback goroutines (Spring's default executor size)
+	DefaultMaxOrders       = 1_000_000               // orderIds tracked for attempt statistics
+	DefaultMaxAttempts     = 1_000_000               // attempts kept in memory
+	DefaultCallbackTimeout = 5 * time.Second         // bound on one callback POST
+	DefaultCallbackQueue   = 100_000                 // callbacks waiting for a worker
 )
 
 // Config configures a Server. The zero value of every field means its default.

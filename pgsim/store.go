@@ -7,13 +7,13 @@ import (
 
 // Transaction statuses and settlement reasons of the original.
 const (
-	StatusPending = "PENDING"
-	StatusSuccess = "SUCCESS"
-	StatusFailed  = "FAILED"
+	StatusPending = "PENDING" // accepted, not settled yet
+	StatusSuccess = "SUCCESS" // settled: approved (70 %)
+	StatusFailed  = "FAILED"  // settled: refused (30 %)
 
-	ReasonLimit   = "한도초과입니다. 다른 카드를 선택해주세요."
-	ReasonInvalid = "잘못된 카드입니다. 다른 카드를 선택해주세요."
-	ReasonOK      = "정상 승인되었습니다."
+	ReasonLimit   = "한도초과입니다. 다른 카드를 선택해주세요."   // FAILED, limit exceeded (20 %)
+	ReasonInvalid = "잘못된 카드입니다. 다른 카드를 선택해주세요." // FAILED, invalid card (10 %)
+	ReasonOK      = "정상 승인되었습니다."               // SUCCESS (70 %)
 )
 
 // Transaction is one accepted payment.

@@ -3,6 +3,7 @@ package results
 import (
 	"bufio"
 	"encoding/csv"
+	"io"
 
 	"os"
 	"path/filepath"
@@ -111,3 +112,54 @@ func BenchmarkLoadAndHTML(b *testing.B) {
 type countWriter struct{ n int }
 
 func (c *countWriter) Write(p []byte) (int, error) { c.n += len(p); return len(p), nil }
+
+// slowDisk takes delay for every Write, like a saturated disk or a network share.
+type slowDisk struct{ delay time.Duration }
+
+func (s slowDisk) Write(p []byte) (int, error) { time.Sleep(s.delay); return len(p), nil }
+func (s slowDisk) Close() error                { return nil }
+
+// BenchmarkAppendSlowDisk compares what the producer pays per request when
+// every write takes 200 µs: Writer.Request (queued, written in batches by the
+// background goroutine) against a synchronous write and flush per request.
+// One op is 2 000 requests.
+func BenchmarkAppendSlowDisk(b *testing.B) {
+	const n = 2000
+	disk := slowDisk{delay: 200 * time.Microsecond}
+	reqs := benchRequests(n)
+	var queued, direct time.Duration
+	maxBacklog := 0
+	for range b.N {
+		dir := filepath.Join(b.TempDir(), "run")
+		w, err := create(dir, func(name string) (io.WriteCloser, error) { return disk, nil })
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		for _, r := range reqs {
+			w.Request(r)
+		}
+		queued += time.Since(start)
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+		maxBacklog = max(maxBacklog, w.MaxBacklog())
+
+		bw := bufio.NewWriter(disk)
+		cw := csv.NewWriter(bw)
+		var rec []string
+		start = time.Now()
+		for _, r := range reqs {
+			rec = requestRecord(rec, r)
+			_ = cw.Write(rec)
+			cw.Flush()
+			_ = bw.Flush()
+		}
+		direct += time.Since(start)
+	}
+	total := float64(b.N * n)
+	b.ReportMetric(float64(queued.Nanoseconds())/total, "ns/request-queued")
+	b.ReportMetric(float64(direct.Nanoseconds())/total, "ns/request-sync")
+	b.ReportMetric(float64(direct)/float64(queued), "sync/queued")
+	b.ReportMetric(float64(maxBacklog), "max-backlog")
+}

@@ -32,12 +32,21 @@ func seconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
 }
 
-// reqRate formats requests per second: "15/s", "0/s (pause)".
+// reqRate formats requests per second: "15/s", or "pause" for 0.
 func reqRate(r float64) string {
 	if r == 0 {
 		return "pause"
 	}
 	return num(r) + "/s"
+}
+
+// phaseRate is the rate column of a phase row: empty for the total row and for
+// sequential traffic, which has no rate and no duration.
+func phaseRate(p PhaseStats, total bool) string {
+	if total || (p.Rate == 0 && p.Duration == 0) {
+		return ""
+	}
+	return reqRate(p.Rate)
 }
 
 // countShare formats n and its share of total: "40 (20.0%)".

@@ -59,10 +59,7 @@ func WriteHTML(w io.Writer, rec *Record) error {
 			phases = append(phases, a.Totals())
 		}
 		for j, p := range phases {
-			r := reqRate(p.Rate)
-			if j == len(a.Phases) || (p.Rate == 0 && p.Duration == 0) {
-				r = "" // the total row, or sequential traffic without a rate
-			}
+			r := phaseRate(p, j == len(a.Phases))
 			ha.Phases = append(ha.Phases, []string{p.Name, r, strconv.Itoa(p.Planned), strconv.Itoa(p.Sent),
 				countShare(p.Succeeded, p.Sent), countShare(p.Rejected, p.Sent), countShare(p.Failed, p.Sent),
 				strconv.Itoa(p.Dropped), strconv.Itoa(p.Late)})

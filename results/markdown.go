@@ -60,13 +60,13 @@ func WriteMarkdown(w io.Writer, run *Run) error {
 				passed++
 			}
 		}
-		fmt.Fprintf(b, "## Expectations: %d of %d held\n\n| | expectation | got | want | note |\n|---|---|---|---|---|\n", passed, len(run.Expectations))
+		fmt.Fprintf(b, "## Expectations: %d of %d held\n\n| | expectation | arm | got | want | note |\n|---|---|---|---|---|---|\n", passed, len(run.Expectations))
 		for _, e := range run.Expectations {
 			mark := "✅"
 			if !e.OK {
 				mark = "❌"
 			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", mark, mdCode(e.Expr), mdCell(e.Got), mdCell(e.Want), mdCell(e.Message))
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", mark, mdCode(e.Expr), mdCell(e.Arm), mdCell(e.Got), mdCell(e.Want), mdCell(e.Message))
 		}
 		b.WriteString("\n")
 	}
@@ -134,11 +134,9 @@ func writeMarkdownArm(b *bufio.Writer, run *Run, a *Arm) {
 		rows = append(rows, a.Totals())
 	}
 	for i, p := range rows {
-		name, r := mdCell(p.Name), reqRate(p.Rate)
+		name, r := mdCell(p.Name), phaseRate(p, i == len(a.Phases))
 		if i == len(a.Phases) {
-			name, r = "**total**", ""
-		} else if p.Rate == 0 && p.Planned == 0 && p.Duration == 0 {
-			r = ""
+			name = "**total**"
 		}
 		planned := ""
 		if p.Planned > 0 || p.Rate > 0 {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -346,7 +347,7 @@ func TestSummaryMarkdown(t *testing.T) {
 		"# ❌ cbprobe window-type", // one expectation failed
 		"## Expectations: 1 of 2 held",
 		"| ✅ | `arm[COUNT_BASED].firstOpen.cause == slow-call-rate` |",
-		"| ❌ | `arm[TIME_BASED].phase3.rejected < 10%` | 25.0% | < 10% | breaker opened |",
+		"| ❌ | `arm[TIME_BASED].phase3.rejected < 10%` | TIME_BASED | 25.0% | < 10% | breaker opened |",
 		"## Arm `COUNT_BASED`",
 		"| phase1 | 15/s | 75 | 75 | 30 (40.0%) | 40 (53.3%) | 5 (6.7%) | 0 | 0 |",
 		"| +2.0s | CLOSED → OPEN | slow-call-rate | failure 40.0% (threshold 60.0%), slow 60.0% (threshold 50.0%) from events | #31 |",
@@ -674,5 +675,34 @@ func TestArmAdd(t *testing.T) {
 	}
 	if a.FirstRejectedRequest != 1 {
 		t.Errorf("first rejected %d, want 1", a.FirstRejectedRequest)
+	}
+}
+
+func TestMarkRequestsAndLatency(t *testing.T) {
+	reqs := sampleRequests() // request i sent at +i*200ms (+1.234 ms), latency 100+i ms
+	a := Arm{Name: "COUNT_BASED", Transitions: []Transition{
+		{At: t0.Add(1100 * time.Millisecond), From: "CLOSED", To: "OPEN"},
+		{At: t0.Add(3 * time.Second), From: "OPEN", To: "HALF_OPEN"},
+		{At: t0.Add(time.Hour), From: "HALF_OPEN", To: "OPEN"},
+	}}
+	a.MarkRequests(reqs)
+	if got := []int{a.Transitions[0].Request, a.Transitions[1].Request, a.Transitions[2].Request}; !slices.Equal(got, []int{6, 15, 0}) {
+		t.Errorf("transition requests %v, want [6 15 0]", got)
+	}
+	// The breaker opened at +1.1 s, while request 5 (sent at +1.001 s) was in flight.
+	if a.FirstOpenRequest != 5 {
+		t.Errorf("first OPEN request %d, want 5, the request in flight", a.FirstOpenRequest)
+	}
+	if got := LastSentAtOrBefore(reqs, "COUNT_BASED", t0.Add(1001234*time.Microsecond)); got != 5 {
+		t.Errorf("last sent at or before request 5's send time = %d, want 5", got)
+	}
+	if got := FirstSentAtOrAfter(reqs, "other arm", t0); got != 0 {
+		t.Errorf("another arm's first request %d, want 0", got)
+	}
+	l := LatencyOf(reqs, "COUNT_BASED")
+	// Latencies 101..130 ms: nearest-rank p50 is the 15th (115), p95 the 29th (129), p99 the 30th.
+	want := LatencyStats{P50: 115, P95: 129, P99: 130, Max: 130, Mean: 115.5}
+	if l != want {
+		t.Errorf("LatencyOf = %+v, want %+v", l, want)
 	}
 }

@@ -90,8 +90,9 @@ type Arm struct {
 	Phases []PhaseStats `json:"phases"`
 	// Transitions are the breaker state changes, oldest first.
 	Transitions []Transition `json:"transitions"`
-	// FirstOpenRequest is the 1-based sequence number of the first request sent
-	// while (or after) the breaker was first OPEN; 0 if it never opened.
+	// FirstOpenRequest is the 1-based sequence number of the request in flight
+	// when the breaker first went from CLOSED to OPEN (the last one sent at or
+	// before the transition; see Arm.MarkRequests); 0 if it never opened.
 	FirstOpenRequest int `json:"firstOpenRequest"`
 	// FirstRejectedRequest is the 1-based sequence number of the first request
 	// rejected by the breaker; 0 if none was.
@@ -158,7 +159,9 @@ func (a *Arm) Add(r Request) {
 
 // Thresholds are breaker rate thresholds in percent; Unknown (-1) when not known.
 type Thresholds struct {
-	FailureRate  float64 `json:"failureRate"`
+	// FailureRate is failure-rate-threshold in percent.
+	FailureRate float64 `json:"failureRate"`
+	// SlowCallRate is slow-call-rate-threshold in percent.
 	SlowCallRate float64 `json:"slowCallRate"`
 }
 
@@ -196,10 +199,13 @@ func (p PhaseStats) Share(n int) float64 {
 
 // LatencyStats are latency percentiles in milliseconds (zero when unmeasured).
 type LatencyStats struct {
-	P50  float64 `json:"p50"`
-	P95  float64 `json:"p95"`
-	P99  float64 `json:"p99"`
-	Max  float64 `json:"max"`
+	// P50, P95 and P99 are nearest-rank percentiles in milliseconds.
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+	P99 float64 `json:"p99"`
+	// Max is the slowest request in milliseconds.
+	Max float64 `json:"max"`
+	// Mean is the mean latency in milliseconds.
 	Mean float64 `json:"mean"`
 }
 
@@ -340,52 +346,76 @@ func Classify(status int, body []byte) Outcome {
 
 // Request is one row of requests.csv: one request (flow run) of an arm.
 type Request struct {
-	Arm   string `json:"arm"`
-	Seq   int    `json:"seq"` // 1-based, in intended-send order
+	// Arm is the arm the request belongs to.
+	Arm string `json:"arm"`
+	// Seq is the 1-based request number in intended-send order.
+	Seq int `json:"seq"`
+	// Phase is the traffic phase's name.
 	Phase string `json:"phase"`
-	User  int    `json:"user"`
-	// Intended is when the request should have been sent; Sent when it was.
-	Intended time.Time     `json:"intended"`
-	Sent     time.Time     `json:"sent"`
-	Latency  time.Duration `json:"latency"` // whole request; CSV column latency_ms
-	Status   int           `json:"status"`  // HTTP status of the last step, 0 without an answer
-	Outcome  Outcome       `json:"outcome"`
-	Error    string        `json:"error,omitempty"`
+	// User is the sequential user (1-based), 0 in open-model traffic.
+	User int `json:"user"`
+	// Intended is when the request should have been sent.
+	Intended time.Time `json:"intended"`
+	// Sent is when it was sent.
+	Sent time.Time `json:"sent"`
+	// Latency is the whole request (every step of its flow); CSV column latency_ms.
+	Latency time.Duration `json:"latency"`
+	// Status is the HTTP status of the last step, 0 without an answer.
+	Status int `json:"status"`
+	// Outcome is succeeded, rejected or failed (see Classify).
+	Outcome Outcome `json:"outcome"`
+	// Error is the failing step's error, empty on success.
+	Error string `json:"error,omitempty"`
 }
 
 // Sample is one row of samples.csv: one breaker as read by one poll. Rates and
 // thresholds are percent, Unknown (-1) when not reported.
 type Sample struct {
-	Arm                   string    `json:"arm"`
-	Time                  time.Time `json:"time"`
-	Source                string    `json:"source,omitempty"` // "actuator", "prometheus", "prom-api", "sim"
-	Breaker               string    `json:"breaker"`
-	State                 string    `json:"state"`
-	FailureRate           float64   `json:"failureRate"`
-	SlowCallRate          float64   `json:"slowCallRate"`
-	FailureRateThreshold  float64   `json:"failureRateThreshold"`
-	SlowCallRateThreshold float64   `json:"slowCallRateThreshold"`
-	Buffered              float64   `json:"buffered"`
-	Failed                float64   `json:"failed"`
-	Slow                  float64   `json:"slow"`
-	SlowFailed            float64   `json:"slowFailed"`
-	NotPermitted          float64   `json:"notPermitted"`
+	// Arm is the arm the poll belongs to.
+	Arm string `json:"arm"`
+	// Time is when the values were read.
+	Time time.Time `json:"time"`
+	// Source names the metric source, e.g. "actuator http://127.0.0.1:8080/actuator".
+	Source string `json:"source,omitempty"`
+	// Breaker is the breaker name ("name@instance" for replicas).
+	Breaker string `json:"breaker"`
+	// State is the Resilience4j state name.
+	State string `json:"state"`
+	// FailureRate and SlowCallRate are the window's rates in percent.
+	FailureRate  float64 `json:"failureRate"`
+	SlowCallRate float64 `json:"slowCallRate"`
+	// FailureRateThreshold and SlowCallRateThreshold are the configured thresholds in percent.
+	FailureRateThreshold  float64 `json:"failureRateThreshold"`
+	SlowCallRateThreshold float64 `json:"slowCallRateThreshold"`
+	// Buffered, Failed, Slow and SlowFailed count the calls in the window.
+	Buffered   float64 `json:"buffered"`
+	Failed     float64 `json:"failed"`
+	Slow       float64 `json:"slow"`
+	SlowFailed float64 `json:"slowFailed"`
+	// NotPermitted is the actuator's notPermittedCalls (calls refused).
+	NotPermitted float64 `json:"notPermitted"`
 }
 
 // Event is one line of events.jsonl: a breaker event, a phase change, a poll
 // error or any other timestamped note about the run.
 type Event struct {
+	// Time is when it happened (the service's clock for breaker events).
 	Time time.Time `json:"time"`
-	Arm  string    `json:"arm,omitempty"`
-	// Kind groups events: "breaker" (from the service), "phase", "poll-error", "note".
-	Kind    string `json:"kind"`
+	// Arm is the arm it belongs to ("" for the run).
+	Arm string `json:"arm,omitempty"`
+	// Kind groups events: "breaker" or "circuitbreaker"/"timelimiter"/"retry" (from the service),
+	// "phase", "poll-error", "lost-events", "note".
+	Kind string `json:"kind"`
+	// Breaker is the breaker (or limiter, retry) name.
 	Breaker string `json:"breaker,omitempty"`
-	// Type is the Resilience4j event type for breaker events ("STATE_TRANSITION", "ERROR", ...).
+	// Type is the Resilience4j event type for service events ("STATE_TRANSITION", "ERROR", ...).
 	Type string `json:"type,omitempty"`
+	// From and To are the states of a STATE_TRANSITION.
 	From string `json:"from,omitempty"`
 	To   string `json:"to,omitempty"`
 	// FailureRate and SlowCallRate are percent, for *_RATE_EXCEEDED events.
 	FailureRate  float64 `json:"failureRate,omitempty"`
 	SlowCallRate float64 `json:"slowCallRate,omitempty"`
-	Message      string  `json:"message,omitempty"`
+	// Message is free text: the error message of an ERROR event, a note.
+	Message string `json:"message,omitempty"`
 }

@@ -9,14 +9,18 @@ import (
 
 // StateBand is a span of time, in seconds from the run start, in one breaker state.
 type StateBand struct {
-	From  float64 `json:"from"`
-	To    float64 `json:"to"`
-	State string  `json:"state"`
+	// From and To are seconds from the run start.
+	From float64 `json:"from"`
+	To   float64 `json:"to"`
+	// State is the breaker state during the band.
+	State string `json:"state"`
 }
 
 // RatePoint is one poll's failure and slow-call rate in percent (Unknown -1), at T seconds.
 type RatePoint struct {
-	T    float64 `json:"t"`
+	// T is seconds from the run start.
+	T float64 `json:"t"`
+	// Fail and Slow are the failure and slow-call rates in percent.
 	Fail float64 `json:"fail"`
 	Slow float64 `json:"slow"`
 }
@@ -24,35 +28,50 @@ type RatePoint struct {
 // SecondBucket holds the requests sent during second T (from the run start):
 // outcome counts and latency percentiles in milliseconds.
 type SecondBucket struct {
-	T         int     `json:"t"`
-	Succeeded int     `json:"ok"`
-	Rejected  int     `json:"rej"`
-	Failed    int     `json:"fail"`
-	P50       float64 `json:"p50"`
-	P95       float64 `json:"p95"`
-	P99       float64 `json:"p99"`
+	// T is the second from the run start.
+	T int `json:"t"`
+	// Succeeded, Rejected and Failed count the requests sent in that second.
+	Succeeded int `json:"ok"`
+	Rejected  int `json:"rej"`
+	Failed    int `json:"fail"`
+	// P50, P95 and P99 are their latency percentiles in milliseconds.
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+	P99 float64 `json:"p99"`
 }
 
 // OpenMark is one transition into OPEN for the charts, T seconds from the start.
 type OpenMark struct {
-	T           float64 `json:"t"`
-	From        string  `json:"from"`
-	To          string  `json:"to"`
-	Cause       string  `json:"cause"`
-	Evidence    string  `json:"evidence"`
-	Uncertainty string  `json:"uncertainty,omitempty"`
+	// T is seconds from the run start.
+	T float64 `json:"t"`
+	// From and To are the transition's states.
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Cause is the transition's cause label.
+	Cause string `json:"cause"`
+	// Evidence is the rates behind it as one line of text.
+	Evidence string `json:"evidence"`
+	// Uncertainty says what weakens the label.
+	Uncertainty string `json:"uncertainty,omitempty"`
 }
 
 // ArmSeries is the time-series view of one arm, as the HTML report draws it.
 type ArmSeries struct {
-	Name       string         `json:"name"`
-	Breaker    string         `json:"breaker,omitempty"`
-	Duration   float64        `json:"duration"` // seconds
-	Thresholds Thresholds     `json:"thresholds"`
-	States     []StateBand    `json:"states"`
-	Rates      []RatePoint    `json:"rates"`
-	Seconds    []SecondBucket `json:"seconds"`
-	Opens      []OpenMark     `json:"opens"`
+	// Name is the arm name; Breaker the breaker drawn.
+	Name    string `json:"name"`
+	Breaker string `json:"breaker,omitempty"`
+	// Duration is the span drawn, in seconds from the run start.
+	Duration float64 `json:"duration"`
+	// Thresholds are the rate thresholds drawn as dashed lines (percent).
+	Thresholds Thresholds `json:"thresholds"`
+	// States are the breaker state bands.
+	States []StateBand `json:"states"`
+	// Rates are the polled failure and slow-call rates.
+	Rates []RatePoint `json:"rates"`
+	// Seconds are per-second request outcomes and latencies.
+	Seconds []SecondBucket `json:"seconds"`
+	// Opens are the transitions into OPEN with their causes.
+	Opens []OpenMark `json:"opens"`
 }
 
 // Origin is the time the series count from: run.Started, else the earliest

@@ -162,10 +162,7 @@ func writeTextArm(b *bufio.Writer, run *Run, a *Arm, o TextOptions) {
 		phases = append(phases, a.Totals())
 	}
 	for i, p := range phases {
-		r := reqRate(p.Rate)
-		if i == len(a.Phases) || (p.Rate == 0 && p.Duration == 0) {
-			r = ""
-		}
+		r := phaseRate(p, i == len(a.Phases))
 		planned := ""
 		if p.Planned > 0 || p.Rate > 0 {
 			planned = strconv.Itoa(p.Planned)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"net/url"
 	"strings"
@@ -73,7 +72,7 @@ exits 3 before anything is written.`,
 	f.StringVar(&o.out, "out", "", "run directory to create (default cbprobe-results/attack-<UTC time>); never overwritten")
 	f.StringVar(&o.actuator, "actuator", "", "poll the breaker through this Spring Boot actuator (service root or actuator base URL)")
 	f.StringVar(&o.prometheus, "prometheus", "", "poll the breaker by scraping this Prometheus metrics URL")
-	f.DurationVar(&o.poll, "poll-interval", time.Second, "how often --actuator/--prometheus is polled")
+	f.DurationVar(&o.poll, "poll-interval", collect.DefaultInterval, "how often --actuator/--prometheus is polled")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors")
 	f.BoolVar(&o.json, "json", false, "print run.json to stdout instead of the summary")
 	cmd.MarkFlagsMutuallyExclusive("phases", "users")
@@ -142,20 +141,14 @@ func (o *attackOptions) plan(g *globalOptions) (*attackPlan, error) {
 type tally struct {
 	mu    sync.Mutex
 	arm   results.Arm
-	state string     // last polled breaker state
-	sent  []sentMark // every request's number and send time, for FirstOpenRequest
-}
-
-// sentMark is when request Seq left.
-type sentMark struct {
-	seq  int
-	sent time.Time
+	state string            // last polled breaker state
+	reqs  []results.Request // every request so far, for FirstOpenRequest and latency
 }
 
 func (t *tally) add(r results.Request) {
 	t.mu.Lock()
 	t.arm.Add(r)
-	t.sent = append(t.sent, sentMark{r.Seq, r.Sent})
+	t.reqs = append(t.reqs, r)
 	t.mu.Unlock()
 }
 
@@ -165,22 +158,6 @@ func (t *tally) progress(elapsed, total time.Duration, rate float64, backlog int
 	tot := t.arm.Totals()
 	return results.Progress{Elapsed: elapsed, Total: total, Rate: rate, Sent: tot.Sent, Succeeded: tot.Succeeded,
 		Rejected: tot.Rejected, Failed: tot.Failed, State: t.state, Backlog: backlog}
-}
-
-// firstOpen sets FirstOpenRequest (the first request sent at or after the
-// first transition into OPEN) and each transition's Request. Call with t.mu held.
-func (t *tally) firstOpen(arm *results.Arm) {
-	for i := range arm.Transitions {
-		tr := &arm.Transitions[i]
-		for _, m := range t.sent {
-			if !m.sent.Before(tr.At) && (tr.Request == 0 || m.seq < tr.Request) {
-				tr.Request = m.seq
-			}
-		}
-		if tr.To == "OPEN" && arm.FirstOpenRequest == 0 {
-			arm.FirstOpenRequest = tr.Request
-		}
-	}
 }
 
 func runAttack(ctx context.Context, g *globalOptions, o *attackOptions) error {
@@ -244,7 +221,7 @@ func runAttack(ctx context.Context, g *globalOptions, o *attackOptions) error {
 		final.Parameters["maxWriterBacklog"] = m
 	}
 	if ctx.Err() != nil || runErr != nil {
-		reason := "interrupted"
+		reason := "stopped by Ctrl-C or SIGTERM"
 		code := exitInterrupted
 		if ctx.Err() == nil {
 			reason, code = runErr.Error(), exitCode(ctx, runErr)
@@ -305,7 +282,8 @@ func snapshotRun(run *results.Run, t *tally) *results.Run {
 	arm := t.arm
 	arm.Phases = append([]results.PhaseStats(nil), t.arm.Phases...)
 	arm.Transitions = append([]results.Transition(nil), t.arm.Transitions...)
-	t.firstOpen(&arm)
+	arm.MarkRequests(t.reqs)
+	arm.Latency = results.LatencyOf(t.reqs, arm.Name)
 	t.mu.Unlock()
 	c.Arms = []results.Arm{arm}
 	return &c
@@ -354,7 +332,7 @@ func showProgress(ctx context.Context, w io.Writer, t *tally, rw *results.Writer
 			return
 		case now := <-tick.C:
 			t.mu.Lock()
-			sent := len(t.sent)
+			sent := len(t.reqs)
 			t.mu.Unlock()
 			if d := now.Sub(lastAt); d >= time.Second {
 				rate = float64(sent-lastSent) / d.Seconds()
@@ -383,14 +361,12 @@ func checkpointEvery(ctx context.Context, d time.Duration, w *results.Writer, ru
 	}
 }
 
-// breakerPoller reads the breaker's metrics during an attack and records
-// samples, events and state changes.
+// breakerPoller runs collect's sampler during an attack and records its
+// samples, events and labelled transitions.
 type breakerPoller struct {
-	src      collect.Source
-	interval time.Duration
-	log      *slog.Logger
-	prev     map[string]string // breaker key -> last state
-	since    time.Time         // events older than this predate the attack
+	sampler *collect.Sampler
+	source  string
+	since   time.Time // transitions before this predate the attack
 }
 
 func (o *attackOptions) newPoller(g *globalOptions) (*breakerPoller, error) {
@@ -410,7 +386,11 @@ func (o *attackOptions) newPoller(g *globalOptions) (*breakerPoller, error) {
 	default:
 		return nil, nil
 	}
-	return &breakerPoller{src: src, interval: o.poll, log: g.logger, prev: map[string]string{}}, nil
+	s, err := collect.NewSampler(collect.SamplerConfig{Source: src, Interval: o.poll, Logger: g.logger})
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	return &breakerPoller{sampler: s, source: src.Name()}, nil
 }
 
 func checkURL(flag, s string) error {
@@ -422,25 +402,7 @@ func checkURL(flag, s string) error {
 }
 
 func (p *breakerPoller) run(ctx context.Context, w *results.Writer, t *tally) {
-	tick := time.NewTicker(p.interval)
-	defer tick.Stop()
-	for {
-		snap, err := p.src.Poll(ctx)
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil:
-			p.log.Warn("poll breaker metrics", "source", p.src.Name(), "err", err)
-			w.Event(results.Event{Time: time.Now().UTC(), Arm: "attack", Kind: "poll-error", Message: err.Error()})
-		default:
-			p.record(snap, w, t)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
+	p.sampler.Run(ctx, func(u collect.Update) { p.record(u, w, t) })
 }
 
 // unknownIfNaN maps collect's NaN (not reported) to results.Unknown.
@@ -451,162 +413,112 @@ func unknownIfNaN(f float64) float64 {
 	return f
 }
 
-func (p *breakerPoller) record(snap collect.Snapshot, w *results.Writer, t *tally) {
-	for _, e := range snap.Events {
-		ev := results.Event{Time: e.CreationTime.UTC(), Arm: "attack", Kind: e.Kind, Breaker: e.Name, Type: e.Type, Message: e.ErrorMessage}
-		if from, to, ok := strings.Cut(e.StateTransition, "_TO_"); ok {
-			ev.From, ev.To = from, to
-		}
-		w.Event(ev)
+// countOrUnknown is a window count as an int, -1 when not reported.
+func countOrUnknown(f float64) int {
+	if math.IsNaN(f) || f < 0 {
+		return -1
 	}
-	for _, l := range snap.Lost {
-		w.Event(results.Event{Time: l.Polled.UTC(), Arm: "attack", Kind: "lost-events", Breaker: l.Name,
-			Message: fmt.Sprintf("the service's event buffer (%d) may have dropped events between %s and %s (at least %d)",
-				l.BufferSize, l.After.UTC().Format(time.RFC3339Nano), l.Before.UTC().Format(time.RFC3339Nano), l.AtLeast)})
+	return int(f)
+}
+
+func (p *breakerPoller) record(u collect.Update, w *results.Writer, t *tally) {
+	now := time.Now().UTC()
+	if u.Err != "" {
+		w.Event(results.Event{Time: now, Arm: "attack", Kind: "poll-error", Message: u.Err})
+	}
+	if u.Gap != nil {
+		w.Event(results.Event{Time: now, Arm: "attack", Kind: "note",
+			Message: fmt.Sprintf("no breaker metrics for %d polls (%s)", u.Gap.Polls, strings.Join(u.Gap.Reasons, "; "))})
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, b := range snap.Breakers {
-		at := b.ObservedAt
-		if at.IsZero() {
-			at = b.Received
+	if snap := u.Snapshot; snap != nil {
+		for _, e := range snap.Events {
+			ev := results.Event{Time: e.CreationTime.UTC(), Arm: "attack", Kind: e.Kind, Breaker: e.Name, Type: e.Type, Message: e.ErrorMessage}
+			if from, to, ok := strings.Cut(e.StateTransition, "_TO_"); ok {
+				ev.From, ev.To = from, to
+			}
+			w.Event(ev)
 		}
-		s := results.Sample{Arm: "attack", Time: at.UTC(), Source: p.src.Name(), Breaker: b.Key().String(), State: b.State,
-			FailureRate: unknownIfNaN(b.FailureRate), SlowCallRate: unknownIfNaN(b.SlowCallRate),
-			FailureRateThreshold: unknownIfNaN(b.FailureRateThreshold), SlowCallRateThreshold: unknownIfNaN(b.SlowCallRateThreshold),
-			Buffered: unknownIfNaN(b.Buffered), Failed: unknownIfNaN(b.Failed), Slow: unknownIfNaN(b.Slow),
-			SlowFailed: unknownIfNaN(b.SlowFailed), NotPermitted: unknownIfNaN(b.NotPermitted)}
-		w.Sample(s)
-		if t.arm.Breaker == "" {
-			t.arm.Breaker = s.Breaker // the arm follows the first breaker seen
+		for _, l := range snap.Lost {
+			w.Event(results.Event{Time: l.Polled.UTC(), Arm: "attack", Kind: "lost-events", Breaker: l.Name,
+				Message: fmt.Sprintf("the service's event buffer (%d) may have dropped events between %s and %s (at least %d)",
+					l.BufferSize, l.After.UTC().Format(time.RFC3339Nano), l.Before.UTC().Format(time.RFC3339Nano), l.AtLeast)})
 		}
-		if s.Breaker != t.arm.Breaker {
-			continue
-		}
-		t.state = s.State
-		if s.FailureRateThreshold >= 0 {
-			t.arm.Thresholds = results.Thresholds{FailureRate: s.FailureRateThreshold, SlowCallRate: s.SlowCallRateThreshold}
-		}
-		prev := p.prev[s.Breaker]
-		p.prev[s.Breaker] = s.State
-		if snap.EventsOK {
-			if trs := eventTransitions(snap.Events, b.Name, s, p.since); len(trs) > 0 {
-				t.arm.Transitions = append(t.arm.Transitions, trs...)
+		for _, b := range snap.Breakers {
+			at := b.ObservedAt
+			if at.IsZero() {
+				at = b.Received
+			}
+			s := results.Sample{Arm: "attack", Time: at.UTC(), Source: p.source, Breaker: b.Key().String(), State: b.State,
+				FailureRate: unknownIfNaN(b.FailureRate), SlowCallRate: unknownIfNaN(b.SlowCallRate),
+				FailureRateThreshold: unknownIfNaN(b.FailureRateThreshold), SlowCallRateThreshold: unknownIfNaN(b.SlowCallRateThreshold),
+				Buffered: unknownIfNaN(b.Buffered), Failed: unknownIfNaN(b.Failed), Slow: unknownIfNaN(b.Slow),
+				SlowFailed: unknownIfNaN(b.SlowFailed), NotPermitted: unknownIfNaN(b.NotPermitted)}
+			w.Sample(s)
+			if t.arm.Breaker == "" {
+				t.arm.Breaker = s.Breaker // the arm follows the first breaker seen
+			}
+			if s.Breaker != t.arm.Breaker {
 				continue
 			}
+			t.state = s.State
+			if s.FailureRateThreshold >= 0 {
+				t.arm.Thresholds = results.Thresholds{FailureRate: s.FailureRateThreshold, SlowCallRate: s.SlowCallRateThreshold}
+			}
 		}
-		if prev == "" || prev == s.State || s.State == "" {
-			continue
-		}
-		t.arm.Transitions = append(t.arm.Transitions, polledTransition(prev, s, p.interval, snap.EventsOK))
 	}
-}
-
-// eventTransitions turns the breaker's STATE_TRANSITION events of one poll
-// into transitions at the service's event times. The last one takes its
-// rates from s, the first sample in the new state (the OPEN state keeps the
-// window that tripped it); FAILURE_RATE_EXCEEDED / SLOW_CALL_RATE_EXCEEDED
-// events just before a transition name its cause.
-func eventTransitions(events []collect.Event, breaker string, s results.Sample, since time.Time) []results.Transition {
-	var out []results.Transition
-	fail, slow := false, false
-	var seen []string
-	for _, e := range events {
-		if e.Kind != collect.KindCircuitBreaker || e.Name != breaker || e.CreationTime.Before(since) {
+	for _, tr := range u.Transitions {
+		if tr.Breaker.String() != t.arm.Breaker || tr.Time.Before(p.since) {
 			continue // another breaker, or history from before the attack
 		}
-		switch e.Type {
-		case "FAILURE_RATE_EXCEEDED":
-			fail = true
-			seen = append(seen, e.Type+" at "+e.CreationTime.UTC().Format("15:04:05.000"))
-			continue
-		case "SLOW_CALL_RATE_EXCEEDED":
-			slow = true
-			seen = append(seen, e.Type+" at "+e.CreationTime.UTC().Format("15:04:05.000"))
-			continue
-		case "STATE_TRANSITION":
-		default:
-			continue
-		}
-		from, to, ok := strings.Cut(e.StateTransition, "_TO_")
-		if !ok {
-			continue
-		}
-		tr := results.Transition{At: e.CreationTime.UTC(), Breaker: s.Breaker, From: from, To: to, Evidence: results.UnknownEvidence()}
-		tr.Evidence.Events = append(seen, "STATE_TRANSITION "+e.StateTransition)
-		tr.Evidence.Source = "events"
-		out = append(out, tr)
-		if to == "OPEN" && from == "CLOSED" && (fail || slow) {
-			out[len(out)-1].Cause = map[[2]bool]string{{true, true}: "both", {true, false}: "failure-rate", {false, true}: "slow-call-rate"}[[2]bool{fail, slow}]
-		}
-		fail, slow, seen = false, false, nil
+		t.arm.Transitions = append(t.arm.Transitions, convertTransition(tr))
 	}
-	if n := len(out); n > 0 {
-		last := &out[n-1]
-		if last.To == s.State {
-			ev := sampleEvidence(s)
-			ev.Events, ev.Source = last.Evidence.Events, "events+sample"
-			last.Evidence = ev
-		}
-		for i := range out {
-			if out[i].Cause != "" {
-				continue
-			}
-			if out[i].Evidence.Source == "events" && out[i].To == "OPEN" && out[i].From != "HALF_OPEN" {
-				out[i].Cause, out[i].Uncertainty = "unknown", "several transitions between two polls: no sample was read in this OPEN and no *_RATE_EXCEEDED event preceded it"
-				continue
-			}
-			out[i].Cause, out[i].Uncertainty = labelCause(out[i].From, out[i].To, out[i].Evidence)
-		}
+}
+
+// convertTransition copies collect's labelled transition into the run record.
+func convertTransition(tr collect.Transition) results.Transition {
+	out := results.Transition{At: tr.Time.UTC(), Breaker: tr.Breaker.String(), From: tr.From, To: tr.To, Cause: tr.Cause,
+		Evidence: results.UnknownEvidence()}
+	var unc []string
+	if tr.TimeSource == collect.TimeFromPoll {
+		unc = append(unc, fmt.Sprintf("seen by polling: between %s and %s",
+			tr.Earliest.UTC().Format("15:04:05.000"), tr.Latest.UTC().Format("15:04:05.000")))
 	}
+	if tr.Inferred {
+		unc = append(unc, "inferred from the state rules (no poll or event showed it)")
+	}
+	if tr.Cause == collect.CauseUnknown && tr.Reason != "" {
+		unc = append(unc, tr.Reason)
+	}
+	if tr.Note != "" {
+		unc = append(unc, tr.Note)
+	}
+	if ev := tr.Evidence; ev != nil {
+		var src []string
+		if len(ev.ExceededEvents) > 0 {
+			src = append(src, "events")
+		}
+		if !ev.SampleTime.IsZero() {
+			src = append(src, "sample")
+		}
+		if len(src) > 0 {
+			out.Evidence.Source = strings.Join(src, "+")
+		}
+		out.Evidence.FailureRate, out.Evidence.SlowCallRate = unknownIfNaN(ev.FailureRate), unknownIfNaN(ev.SlowCallRate)
+		out.Evidence.FailureRateThreshold = unknownIfNaN(ev.FailureRateThreshold)
+		out.Evidence.SlowCallRateThreshold = unknownIfNaN(ev.SlowCallRateThreshold)
+		out.Evidence.Buffered, out.Evidence.Failed, out.Evidence.Slow = countOrUnknown(ev.Buffered), countOrUnknown(ev.Failed), countOrUnknown(ev.Slow)
+		out.Evidence.Events = ev.ExceededEvents
+		notes := append([]string{}, ev.Notes...)
+		if len(ev.Missing) > 0 {
+			notes = append(notes, "missing: "+strings.Join(ev.Missing, ", "))
+		}
+		if tr.Reason != "" && tr.Cause != collect.CauseUnknown {
+			notes = append([]string{tr.Reason}, notes...)
+		}
+		out.Evidence.Note = strings.Join(notes, "; ")
+	}
+	out.Uncertainty = strings.Join(unc, "; ")
 	return out
-}
-
-func sampleEvidence(s results.Sample) results.Evidence {
-	return results.Evidence{Source: "sample", FailureRate: s.FailureRate, SlowCallRate: s.SlowCallRate,
-		FailureRateThreshold: s.FailureRateThreshold, SlowCallRateThreshold: s.SlowCallRateThreshold,
-		Buffered: int(s.Buffered), Failed: int(s.Failed), Slow: int(s.Slow)}
-}
-
-// polledTransition is a state change seen between two polls, without events.
-func polledTransition(from string, s results.Sample, interval time.Duration, eventsOK bool) results.Transition {
-	tr := results.Transition{At: s.Time, Breaker: s.Breaker, From: from, To: s.State, Evidence: sampleEvidence(s)}
-	var why string
-	tr.Cause, why = labelCause(from, s.State, tr.Evidence)
-	tr.Uncertainty = fmt.Sprintf("seen by polling every %s, without a transition event: the change happened up to one interval earlier", interval)
-	if eventsOK {
-		tr.Uncertainty += " (its event was lost)"
-	}
-	if why != "" {
-		tr.Uncertainty += "; " + why
-	}
-	return tr
-}
-
-// labelCause names why the breaker went to `to` from the rates and
-// thresholds in ev; the second result says what weakens the label.
-func labelCause(from, to string, ev results.Evidence) (string, string) {
-	switch {
-	case to == "FORCED_OPEN":
-		return "forced", ""
-	case to != "OPEN":
-		return "", ""
-	case from == "HALF_OPEN":
-		return "half-open-trial", ""
-	case ev.FailureRateThreshold < 0 || ev.SlowCallRateThreshold < 0:
-		return "unknown", "the source does not report thresholds (Prometheus does not export them)"
-	case ev.FailureRate < 0 && ev.SlowCallRate < 0:
-		return "unknown", "no rates were read in OPEN"
-	}
-	fail := ev.FailureRate >= 0 && ev.FailureRate >= ev.FailureRateThreshold
-	slow := ev.SlowCallRate >= 0 && ev.SlowCallRate >= ev.SlowCallRateThreshold
-	switch {
-	case fail && slow:
-		return "both", ""
-	case fail:
-		return "failure-rate", ""
-	case slow:
-		return "slow-call-rate", ""
-	}
-	return "unknown", "neither rate in the first sample in OPEN reaches its threshold"
 }
