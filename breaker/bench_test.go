@@ -19,7 +19,15 @@ func benchConfig() Config {
 // BenchmarkAcquireRecord: one permit plus one recorded fast success on a CLOSED
 // COUNT_BASED breaker (reference setting, window full), no subscriber.
 func BenchmarkAcquireRecord(b *testing.B) {
-	cb, err := New("bench", benchConfig())
+	if cb := benchAcquireRecord(b, benchConfig()); cb.State() != StateClosed {
+		b.Fatal("breaker left CLOSED")
+	}
+}
+
+// benchAcquireRecord runs the acquire + record-fast-success loop on a new
+// breaker with cfg and returns the breaker.
+func benchAcquireRecord(b *testing.B, cfg Config) *CircuitBreaker {
+	cb, err := New("bench", cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -29,9 +37,7 @@ func BenchmarkAcquireRecord(b *testing.B) {
 			cb.OnSuccess(10 * time.Millisecond)
 		}
 	}
-	if cb.State() != StateClosed {
-		b.Fatal("breaker left CLOSED")
-	}
+	return cb
 }
 
 // BenchmarkAcquireRecordParallel is the same work from GOMAXPROCS goroutines on
@@ -90,14 +96,5 @@ func BenchmarkAcquireRecordTimeBased(b *testing.B) {
 	cfg := benchConfig()
 	cfg.SlidingWindowType = TimeBased
 	cfg.SlidingWindowSize = 10
-	cb, err := New("bench", cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if cb.TryAcquirePermission() {
-			cb.OnSuccess(10 * time.Millisecond)
-		}
-	}
+	benchAcquireRecord(b, cfg)
 }

@@ -93,9 +93,8 @@ func (t *TimeLimiter) Execute(ctx context.Context, fn func(context.Context) erro
 	}()
 	timedOut := make(chan struct{})
 	timer := t.clock.AfterFunc(t.cfg.TimeoutDuration, func() { close(timedOut) })
-	select {
-	case err := <-done:
-		timer.Stop()
+	// completed records fn's own result: ERROR for an error, SUCCESS for nil.
+	completed := func(err error) error {
 		cancel()
 		if err != nil {
 			t.finish("ERROR", func(m *TimeLimiterMetrics) { m.Failed++ })
@@ -103,17 +102,16 @@ func (t *TimeLimiter) Execute(ctx context.Context, fn func(context.Context) erro
 		}
 		t.finish("SUCCESS", func(m *TimeLimiterMetrics) { m.Successful++ })
 		return nil
+	}
+	select {
+	case err := <-done:
+		timer.Stop()
+		return completed(err)
 	case <-timedOut:
 		// A result that arrived at the same instant still wins, as future.get does.
 		select {
 		case err := <-done:
-			cancel()
-			if err != nil {
-				t.finish("ERROR", func(m *TimeLimiterMetrics) { m.Failed++ })
-				return err
-			}
-			t.finish("SUCCESS", func(m *TimeLimiterMetrics) { m.Successful++ })
-			return nil
+			return completed(err)
 		default:
 		}
 		t.finish("TIMEOUT", func(m *TimeLimiterMetrics) { m.Timeout++ })

@@ -2,6 +2,7 @@ package collect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -54,6 +55,14 @@ func (p *PrometheusSource) Poll(ctx context.Context) (Snapshot, error) {
 		s.Notices = append(s.Notices, fmt.Sprintf("%s answered OpenMetrics although text 0.0.4 was asked for; parsed with the text parser", safeURL(p.url)))
 	}
 	res, err := ParsePrometheusText(body)
+	if errors.Is(err, ErrNoSeries) {
+		// Reachable and well-formed, just no breaker yet: not a failed poll.
+		if !p.said["none"] {
+			p.said["none"] = true
+			s.Notices = append(s.Notices, fmt.Sprintf("%s: %v", safeURL(p.url), err))
+		}
+		return s, nil
+	}
 	if err != nil {
 		return s, p.g.bodyError(p.url, err)
 	}
@@ -183,7 +192,7 @@ func (p *PromAPISource) Poll(ctx context.Context) (Snapshot, error) {
 	}
 	res := fromSeries(series, 0)
 	if len(res.Breakers) == 0 && len(res.Limiters) == 0 && len(res.Retries) == 0 {
-		return s, &FetchError{URL: safeURL(p.url), Kind: "body", Msg: fmt.Sprintf("no resilience4j series match {%s} (not scraped yet, or wrong selector)", p.selector)}
+		s.Warnings = append(s.Warnings, fmt.Sprintf("no resilience4j series match {%s} (not scraped yet, or wrong selector)", p.selector))
 	}
 	observed := map[BreakerKey]time.Time{}
 	for _, smp := range ts {

@@ -113,6 +113,10 @@ func interesting(t []byte) bool {
 	return bytes.HasPrefix(t, []byte("resilience4j_")) || bytes.HasPrefix(t, []byte("process_start_time_seconds"))
 }
 
+// ErrNoSeries says a page or query held no resilience4j series at all (an empty
+// page, or a service whose breakers are created on first use).
+var ErrNoSeries = errors.New("no resilience4j circuit breaker, time limiter or retry series")
+
 // ParsePrometheusText parses a /actuator/prometheus page (text format 0.0.4, both
 // Micrometer generations, legacy names). Only resilience4j_* families and
 // process_start_time_seconds are parsed; repeated # HELP / # TYPE lines are
@@ -121,7 +125,7 @@ func interesting(t []byte) bool {
 func ParsePrometheusText(body []byte) (PromResult, error) {
 	res := PromResult{ProcessStart: math.NaN()}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return res, errors.New("empty body")
+		return res, fmt.Errorf("empty body: %w", ErrNoSeries)
 	}
 	text, dropped, kept := filterExposition(body)
 	res.DroppedLines = dropped
@@ -133,7 +137,7 @@ func ParsePrometheusText(body []byte) (PromResult, error) {
 		if t[0] == '{' || t[0] == '[' {
 			return res, fmt.Errorf("body is JSON, not Prometheus text (starts %q)", snippet(t, 40))
 		}
-		return res, errors.New("no resilience4j_ series in the exposition (is resilience4j-micrometer on the classpath?)")
+		return res, fmt.Errorf("%w in the exposition (no traffic yet, or resilience4j-micrometer missing)", ErrNoSeries)
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(bytes.NewReader(text))
@@ -148,7 +152,7 @@ func ParsePrometheusText(body []byte) (PromResult, error) {
 	}
 	res = fromSeries(series, res.DroppedLines)
 	if len(res.Breakers) == 0 && len(res.Limiters) == 0 && len(res.Retries) == 0 {
-		return res, errors.New("no resilience4j circuit breaker, time limiter or retry series in the exposition")
+		return res, fmt.Errorf("%w in the exposition", ErrNoSeries)
 	}
 	return res, nil
 }

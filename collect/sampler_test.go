@@ -3,6 +3,7 @@ package collect
 import (
 	"context"
 	"errors"
+	"github.com/cbprobe/cbprobe/breaker"
 	"reflect"
 	"sync"
 	"testing"
@@ -181,5 +182,68 @@ func TestSamplerNeedsSource(t *testing.T) {
 	}
 	if _, err := NewSampler(SamplerConfig{Source: &scripted{}, Interval: -1}); !errors.Is(err, err) || err == nil {
 		t.Fatal("want error for negative interval")
+	}
+}
+
+func TestPrometheusCounterResetAndRecorder(t *testing.T) {
+	clk := &instantClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	ctx, cancel := context.WithCancel(context.Background())
+	withCounters := func(state string, notPerm, calls float64) func(time.Time) (Snapshot, error) {
+		return func(time.Time) (Snapshot, error) {
+			b := sample(state, -1, -1)
+			b.FailureRateThreshold, b.SlowCallRateThreshold = nan(), nan()
+			b.NotPermittedTotal, b.CallsSuccessful = notPerm, calls
+			return Snapshot{Breakers: []BreakerSample{b}}, nil
+		}
+	}
+	src := &scripted{clk: clk, cancel: cancel, steps: []func(time.Time) (Snapshot, error){
+		withCounters("OPEN", 40, 100),
+		withCounters("OPEN", 55, 100),
+		withCounters("CLOSED", 0, 3), // restarted: counters back near zero, CLOSED
+		withCounters("CLOSED", 0, 9),
+	}}
+	s, err := NewSampler(SamplerConfig{Source: src, Interval: 50 * time.Millisecond, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec Recorder
+	s.Run(ctx, rec.Add)
+	if rs := rec.Resets(); len(rs) != 1 || rs[0].Breaker.Name != "pg" {
+		t.Fatalf("resets %+v", rs)
+	}
+	tr := rec.Transitions()
+	if len(tr) != 1 || tr[0].From != "OPEN" || tr[0].To != "CLOSED" || tr[0].Note == "" {
+		t.Fatalf("transitions %+v", tr)
+	}
+	if n := len(rec.Recording().Samples); n != 4 {
+		t.Errorf("recorded %d samples, want 4 (nothing lost across the restart)", n)
+	}
+	// The pure analysis of the recording finds the same restart transition.
+	again := AnalyzeRecording(rec.Recording(), nil)
+	if len(again) != 1 || again[0].Note != tr[0].Note {
+		t.Errorf("AnalyzeRecording %+v", again)
+	}
+}
+
+func TestAdaptClock(t *testing.T) {
+	sys := time.Now
+	c := AdaptClock(sys, time.AfterFunc)
+	fired := make(chan struct{})
+	c.AfterFunc(time.Millisecond, func() { close(fired) })
+	select {
+	case <-fired:
+	case <-time.After(5 * time.Second):
+		t.Fatal("adapted AfterFunc never fired")
+	}
+	if c.Now().IsZero() {
+		t.Fatal("zero time")
+	}
+	// A breaker clock fits too: ten times faster than the wall clock.
+	bc := breaker.NewScaledClock(10)
+	sc := AdaptClock(bc.Now, bc.AfterFunc)
+	t0, w0 := sc.Now(), time.Now()
+	time.Sleep(20 * time.Millisecond)
+	if ratio := sc.Now().Sub(t0).Seconds() / time.Since(w0).Seconds(); ratio < 5 || ratio > 11 {
+		t.Errorf("scaled clock ratio %.1f, want about 10", ratio)
 	}
 }

@@ -267,3 +267,64 @@ func TestNameFilter(t *testing.T) {
 		t.Error("bad regexp: want error")
 	}
 }
+
+func TestActuatorFallbacks(t *testing.T) {
+	health := `{"status":"UP","components":{"circuitBreakers":{"status":"UP","details":{"pg":{"status":"CIRCUIT_OPEN","details":{"failureRate":"65.0%","failureRateThreshold":"60.0%","slowCallRate":"0.0%","slowCallRateThreshold":"50.0%","bufferedCalls":20,"slowCalls":0,"slowFailedCalls":0,"failedCalls":13,"notPermittedCalls":2,"state":"OPEN"}}}}}}`
+	tests := []struct {
+		name     string
+		breakers func(w http.ResponseWriter)
+		notice   string
+	}{
+		{"circuitbreakers not exposed", func(w http.ResponseWriter) { w.WriteHeader(404) }, "reading breakers from /health"},
+		{"pre-2.0 name list", func(w http.ResponseWriter) { w.Write([]byte(`{"circuitBreakers":["pg"]}`)) }, "lists names only"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake()
+			f.override["/actuator/circuitbreakers"] = tc.breakers
+			f.override["/actuator/health"] = func(w http.ResponseWriter) { w.Write([]byte(health)) }
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			src := NewActuator(srv.URL+"/actuator/", HTTPOptions{})
+			s := pollOK(t, src)
+			if len(s.Breakers) != 1 || s.Breakers[0].State != "OPEN" || s.Breakers[0].FailureRate != 65 {
+				t.Fatalf("breakers %+v", s.Breakers)
+			}
+			if !strings.Contains(strings.Join(s.Notices, "\n"), tc.notice) {
+				t.Errorf("notices %v, want %q", s.Notices, tc.notice)
+			}
+			if s2 := pollOK(t, src); strings.Contains(strings.Join(s2.Notices, "\n"), tc.notice) {
+				t.Errorf("notice repeated")
+			}
+		})
+	}
+}
+
+func TestPrometheusSource(t *testing.T) {
+	legacy := fixture(t, "prometheus-datadog-integrations-extras-legacy.txt")
+	var body []byte
+	ctype := "text/plain; version=0.0.4; charset=utf-8"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.Header.Get("Accept"), "text/plain;version=0.0.4") {
+			t.Errorf("Accept %q", r.Header.Get("Accept"))
+		}
+		w.Header().Set("Content-Type", ctype)
+		w.Write(body)
+	}))
+	defer srv.Close()
+	src := NewPrometheus(srv.URL+"/actuator/prometheus", HTTPOptions{})
+	body = []byte("")
+	s := pollOK(t, src) // reachable, no breaker yet: a notice, not an error
+	if len(s.Breakers) != 0 || len(s.Notices) != 1 {
+		t.Fatalf("empty page: %+v", s)
+	}
+	body = legacy
+	s = pollOK(t, src)
+	if len(s.Breakers) != 1 || s.Breakers[0].State != "CLOSED" || !strings.Contains(strings.Join(s.Notices, ""), "2 repeated declaration lines were dropped") {
+		t.Fatalf("legacy: %+v", s)
+	}
+	ctype = "text/html"
+	if _, err := src.Poll(context.Background()); err == nil || !strings.Contains(err.Error(), "HTML") {
+		t.Fatalf("html content type: %v", err)
+	}
+}

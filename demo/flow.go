@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -26,12 +25,18 @@ const (
 
 // Order is one order of the in-memory store.
 type Order struct {
-	OrderID        string `json:"orderId"`
-	UserID         string `json:"userId"`
-	Amount         int64  `json:"amount"`
-	Status         string `json:"status"`
+	// OrderID is "ORD-" and an 8-digit sequence number.
+	OrderID string `json:"orderId"`
+	// UserID is the X-USER-ID that created the order; only it can read and pay it.
+	UserID string `json:"userId"`
+	// Amount is in won.
+	Amount int64 `json:"amount"`
+	// Status is one of the Order* constants.
+	Status string `json:"status"`
+	// TransactionKey is the gateway's key once a payment was accepted.
 	TransactionKey string `json:"transactionKey,omitempty"`
-	Reason         string `json:"reason,omitempty"`
+	// Reason is the gateway's settlement reason from the callback.
+	Reason string `json:"reason,omitempty"`
 }
 
 type orderStore struct {
@@ -166,7 +171,22 @@ func (s *Service) handleGetOrder(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ord)
 }
 
-var cardNoPattern = regexp.MustCompile(`^\d{4}-\d{4}-\d{4}-\d{4}$`)
+// validCardNo checks the gateway's pattern ^\d{4}-\d{4}-\d{4}-\d{4}$.
+func validCardNo(s string) bool {
+	if len(s) != 19 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if i%5 == 4 {
+			if s[i] != '-' {
+				return false
+			}
+		} else if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // paymentAnswer is the 200 answer of POST /api/v1/payments.
 type paymentAnswer struct {
@@ -197,7 +217,7 @@ func (s *Service) handlePay(w http.ResponseWriter, r *http.Request) {
 	case req.CardType != "SAMSUNG" && req.CardType != "KB" && req.CardType != "HYUNDAI":
 		writeAPIError(w, http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("cardType %q: want SAMSUNG, KB or HYUNDAI", req.CardType))
 		return
-	case !cardNoPattern.MatchString(req.CardNo):
+	case !validCardNo(req.CardNo):
 		writeAPIError(w, http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("cardNo %q: want xxxx-xxxx-xxxx-xxxx", req.CardNo))
 		return
 	}

@@ -3,7 +3,10 @@ package demo
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cbprobe/cbprobe/breaker"
@@ -162,5 +165,159 @@ func TestCloseWithoutStart(t *testing.T) {
 	}
 	if s.URL() != "" {
 		t.Errorf("URL before Start: %q", s.URL())
+	}
+}
+
+func TestGatewayChoice(t *testing.T) {
+	f := mustParse(t, "pg:\n  base-url: http://127.0.0.1:1\n")
+	tests := []struct {
+		name     string
+		cfg      Config
+		embedded bool
+		url      string
+	}{
+		{"file's pg.base-url", Config{Spring: f}, false, "http://127.0.0.1:1"},
+		{"flag wins", Config{Spring: f, PGBaseURL: "http://127.0.0.1:2"}, false, "http://127.0.0.1:2"},
+		{"embedded forced", Config{Spring: f, EmbeddedGateway: true}, true, ""},
+		{"no URL anywhere", Config{}, true, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.DBLatency = NoDBLatency
+			s := startService(t, tc.cfg)
+			if got := s.Gateway() != nil; got != tc.embedded {
+				t.Errorf("embedded gateway %v, want %v", got, tc.embedded)
+			}
+			if tc.url != "" && s.GatewayURL() != tc.url {
+				t.Errorf("gateway URL %q, want %q", s.GatewayURL(), tc.url)
+			}
+			if tc.embedded && s.GatewayURL() != s.Gateway().URL() {
+				t.Errorf("gateway URL %q, embedded at %q", s.GatewayURL(), s.Gateway().URL())
+			}
+		})
+	}
+}
+
+func TestValidCardNo(t *testing.T) {
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		{"1234-5678-9814-1451", true},
+		{"1234-5678-9814-145", false},
+		{"1234-5678-9814-14511", false},
+		{"1234 5678 9814 1451", false},
+		{"12a4-5678-9814-1451", false},
+		{"１２３４-5678-9814-1451", false},
+		{"", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			if got := validCardNo(tc.in); got != tc.want {
+				t.Errorf("validCardNo(%q) = %v, want %v", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBadSpeed(t *testing.T) {
+	for _, sp := range []float64{-1, math.NaN(), math.Inf(1), 2e6} {
+		if _, err := New(Config{Speed: sp}, nil); err == nil {
+			t.Errorf("speed %v accepted", sp)
+		}
+	}
+}
+
+// TestConcurrentPaymentsAndScrapes pays from 8 goroutines while the actuator
+// and Prometheus are read, and checks the meters add up.
+func TestConcurrentPaymentsAndScrapes(t *testing.T) {
+	s := startService(t, Config{Seed: 11, Speed: 50})
+	const workers, each = 8, 10
+	var wg sync.WaitGroup
+	codes := make(chan string, workers*each)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				st, b := payOnce(t, s.URL())
+				var e apiError
+				_ = json.Unmarshal(b, &e)
+				codes <- fmt.Sprint(st, " ", e.Code)
+			}
+		}()
+	}
+	stop := make(chan struct{})
+	scraped := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				scraped <- n
+				return
+			default:
+			}
+			for _, p := range []string{"/actuator/prometheus", "/actuator/circuitbreakers", "/actuator/circuitbreakerevents", "/actuator/retryevents", "/actuator/health"} {
+				if st, _ := do(t, "GET", s.URL()+p, "", ""); st != 200 {
+					t.Errorf("GET %s: %d", p, st)
+				}
+			}
+			n++
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	if n := <-scraped; n == 0 {
+		t.Error("no scrape ran during the payments")
+	}
+	close(codes)
+	for c := range codes {
+		switch c {
+		case "200 ", "503 " + CodeCircuitOpen, "503 " + CodePGError, "503 " + CodePGTimeout:
+		default:
+			t.Errorf("unexpected answer %q", c)
+		}
+	}
+	v := s.reg.breakerViews()[0]
+	_, tls := s.reg.timeLimiterViews()
+	_, rts := s.reg.retryViews()
+	cbCalls := v.Calls[KindSuccessful].Count + v.Calls[KindFailed].Count + v.Calls[KindIgnored].Count
+	tlCalls := tls[0].Successful + tls[0].Failed + tls[0].Timeout
+	if float64(cbCalls) != tlCalls {
+		t.Errorf("breaker recorded %d calls, time limiter %v", cbCalls, tlCalls)
+	}
+	r := rts[0]
+	if got := r.SuccessfulWithoutRetry + r.SuccessfulWithRetry + r.FailedWithoutRetry + r.FailedWithRetry; got != workers*each {
+		t.Errorf("retry counted %v payments, want %d", got, workers*each)
+	}
+}
+
+func TestCommonTags(t *testing.T) {
+	f := mustParse(t, `
+spring:
+  application:
+    name: commerce-api
+management:
+  endpoints:
+    web:
+      exposure:
+        include: prometheus
+  metrics:
+    tags:
+      application: ${spring.application.name}
+`)
+	for _, pf := range []PromFormat{PromCurrent, PromLegacy} {
+		t.Run(pf.String(), func(t *testing.T) {
+			s := startService(t, Config{Spring: f, PromFormat: pf, PGBaseURL: "http://127.0.0.1:1", DBLatency: NoDBLatency})
+			if _, err := s.AddBreaker("b"); err != nil {
+				t.Fatal(err)
+			}
+			_, prom := do(t, "GET", s.URL()+"/actuator/prometheus", "", "")
+			want := `resilience4j_circuitbreaker_buffered_calls{application="commerce-api",kind="failed",name="b"`
+			if !strings.Contains(string(prom), want) {
+				t.Errorf("scrape lacks %s", want)
+			}
+		})
 	}
 }

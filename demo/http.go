@@ -21,6 +21,11 @@ func (s *Service) Handler() http.Handler {
 	mux.HandleFunc("GET /actuator", s.handleLinks)
 	mux.HandleFunc("GET /actuator/circuitbreakers", s.exposed("circuitbreakers", s.handleCircuitBreakers))
 	mux.HandleFunc("POST /actuator/circuitbreakers/{name}", s.exposed("circuitbreakers", s.handleUpdateState))
+	// The selector path has no read operation in Spring: 405 with Spring's error body.
+	mux.HandleFunc("GET /actuator/circuitbreakers/{name}", s.exposed("circuitbreakers", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", "POST")
+		s.springError(w, r, http.StatusMethodNotAllowed)
+	}))
 	mux.HandleFunc("GET /actuator/circuitbreakerevents", s.exposed("circuitbreakerevents", s.handleCBEvents))
 	mux.HandleFunc("GET /actuator/circuitbreakerevents/{name}", s.exposed("circuitbreakerevents", s.handleCBEvents))
 	mux.HandleFunc("GET /actuator/circuitbreakerevents/{name}/{type}", s.exposed("circuitbreakerevents", s.handleCBEvents))
@@ -253,7 +258,7 @@ func (s *Service) handlePrometheus(w http.ResponseWriter, r *http.Request) {
 func (s *Service) RenderPrometheus(b []byte) []byte {
 	_, tls := s.reg.timeLimiterViews()
 	_, rts := s.reg.retryViews()
-	return RenderPrometheus(b, s.promFormat, s.reg.breakerViews(), tls, rts)
+	return RenderPrometheusTagged(b, s.promFormat, s.tags, s.reg.breakerViews(), tls, rts)
 }
 
 // Endpoint is one route of the service.

@@ -174,7 +174,28 @@ func compareLabels(a, b []label) int {
 
 // RenderPrometheus appends the resilience4j meters in format f to b.
 func RenderPrometheus(b []byte, f PromFormat, cbs []BreakerView, tls []TimeLimiterView, rts []RetryView) []byte {
+	return RenderPrometheusTagged(b, f, nil, cbs, tls, rts)
+}
+
+// RenderPrometheusTagged is RenderPrometheus with Micrometer common tags (for
+// example application=commerce-api) added to every sample; labels stay sorted by name.
+func RenderPrometheusTagged(b []byte, f PromFormat, tags map[string]string, cbs []BreakerView, tls []TimeLimiterView, rts []RetryView) []byte {
 	fams := buildFamilies(cbs, tls, rts)
+	if len(tags) > 0 {
+		keys := sortedKeys(tags)
+		for i := range fams {
+			for j := range fams[i].samples {
+				ls := fams[i].samples[j].labels
+				for _, k := range keys {
+					if !hasLabel(ls, k) { // a meter's own tag wins over a common tag
+						ls = append(ls, label{k, tags[k]})
+					}
+				}
+				sort.SliceStable(ls, func(x, y int) bool { return ls[x].name < ls[y].name })
+				fams[i].samples[j].labels = ls
+			}
+		}
+	}
 	if f == PromCurrent {
 		sort.SliceStable(fams, func(i, j int) bool { return fams[i].name < fams[j].name })
 		for i := range fams {
@@ -261,4 +282,13 @@ func appendLabelValue(b []byte, v string) []byte {
 		}
 	}
 	return b
+}
+
+func hasLabel(ls []label, name string) bool {
+	for _, l := range ls {
+		if l.name == name {
+			return true
+		}
+	}
+	return false
 }

@@ -407,3 +407,34 @@ func TestAppendJSONStringEscapesLikeJackson(t *testing.T) {
 		t.Errorf("got %s, want %s", got, want)
 	}
 }
+
+// TestGrafanaDashboardMetricsExist: every circuit-breaker and retry series the
+// resilience4j Grafana dashboard queries is in the scrape, in both formats,
+// except the legacy max_buffered_calls and the bulkhead meters (no bulkhead here).
+func TestGrafanaDashboardMetricsExist(t *testing.T) {
+	cbs, tls, rts := specExampleViews()
+	names := map[string]bool{}
+	for _, l := range strings.Split(string(readFixture(t, "grafana-dashboard-exprs.txt")), "\n") {
+		if strings.HasPrefix(l, "#") {
+			continue
+		}
+		for _, f := range strings.FieldsFunc(l, func(r rune) bool {
+			return !(r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+		}) {
+			if strings.HasPrefix(f, "resilience4j_") && !strings.Contains(f, "bulkhead") && f != "resilience4j_circuitbreaker_max_buffered_calls" {
+				names[f] = true
+			}
+		}
+	}
+	if len(names) < 5 {
+		t.Fatalf("found only %v in the dashboard expressions", names)
+	}
+	for _, pf := range []PromFormat{PromCurrent, PromLegacy} {
+		out := "\n" + string(RenderPrometheus(nil, pf, cbs, tls, rts))
+		for n := range names {
+			if !strings.Contains(out, "\n"+n+"{") {
+				t.Errorf("%s scrape has no %s series", pf, n)
+			}
+		}
+	}
+}

@@ -42,6 +42,9 @@ type Config struct {
 	// PGBaseURL is the gateway's base URL ("http://127.0.0.1:8082"); empty means
 	// the file's pg.base-url, and without it an embedded pgsim started by Start.
 	PGBaseURL string
+	// EmbeddedGateway starts the embedded pgsim even when the file sets
+	// pg.base-url (a user's application.yml usually names its real gateway).
+	EmbeddedGateway bool
 	// Gateway configures the embedded pgsim. Its Speed and CallbackPrefix are set
 	// by the service; a zero Seed takes Config.Seed; a zero Behavior means
 	// behavior.DefaultBehavior().
@@ -70,6 +73,9 @@ type Config struct {
 	// RetryOnRejection overrides pg.retry-on-rejection (default false: a
 	// rejection by the open breaker is not retried).
 	RetryOnRejection *bool
+	// CommonTags are Micrometer common tags added to every meter; nil means
+	// management.metrics.tags.application from the file, if set.
+	CommonTags map[string]string
 	// HTTPClient calls the gateway; nil means a pooled client without timeout
 	// (the TimeLimiter bounds each call).
 	HTTPClient *http.Client
@@ -93,6 +99,7 @@ type Service struct {
 	settings   Settings
 	orders     *orderStore
 	promFormat PromFormat
+	tags       map[string]string
 
 	mu          sync.Mutex
 	pgURL       string
@@ -107,6 +114,10 @@ type Service struct {
 	baseCtx     context.Context
 	cancelBase  context.CancelFunc
 	serveDone   chan struct{}
+
+	connMu  sync.Mutex
+	closing bool
+	fresh   map[net.Conn]bool // accepted connections that have not sent a request yet
 }
 
 // New checks the configuration and builds the service; it listens only after
@@ -131,8 +142,8 @@ func New(cfg Config, logger *slog.Logger) (*Service, error) {
 	if speed == 0 {
 		speed = 1
 	}
-	if speed < 0 || speed > 1e6 {
-		return nil, fmt.Errorf("speed %v: want a factor in (0, 1e6]", speed)
+	if !(speed > 0 && speed <= 1e6) { // NaN fails too
+		return nil, &settingError{fmt.Errorf("speed %v: want a factor in (0, 1e6]", speed)}
 	}
 	s := &Service{cfg: cfg, logger: logger, file: f, speed: speed, promFormat: cfg.PromFormat, orders: newOrderStore()}
 	s.clock = breaker.SystemClock()
@@ -146,6 +157,12 @@ func New(cfg Config, logger *slog.Logger) (*Service, error) {
 	}
 	if s.zone, err = ParseZone(zoneID); err != nil {
 		return nil, err
+	}
+	s.tags = cfg.CommonTags
+	if s.tags == nil {
+		if v, ok := f.Get("management.metrics.tags.application"); ok {
+			s.tags = map[string]string{"application": resolvePlaceholder(f, v)}
+		}
 	}
 	s.mgmt = f.Management()
 	s.health = healthOptions(f, s.mgmt)
@@ -174,7 +191,7 @@ func (s *Service) readPG() error {
 	f := s.file
 	cfgErr := func(key, msg string) error { return &springconf.Error{File: f.Name(), Key: key, Msg: msg} }
 	s.pgURL = s.cfg.PGBaseURL
-	if s.pgURL == "" {
+	if s.pgURL == "" && !s.cfg.EmbeddedGateway {
 		s.pgURL, _ = f.Get("pg.base-url")
 	}
 	if s.pgURL != "" && !strings.HasPrefix(s.pgURL, "http://") && !strings.HasPrefix(s.pgURL, "https://") {
@@ -285,8 +302,10 @@ func (s *Service) Start(ctx context.Context, addr string) error {
 		s.pgURL = gw.URL()
 	}
 	s.ln = ln
+	s.fresh = map[net.Conn]bool{}
 	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return s.baseCtx }}
+		BaseContext: func(net.Listener) context.Context { return s.baseCtx },
+		ConnState:   s.trackConn}
 	s.serveDone = make(chan struct{})
 	go func() {
 		defer close(s.serveDone)
@@ -359,13 +378,16 @@ func (s *Service) AddBreaker(name string) (*breaker.CircuitBreaker, error) {
 	return e.cb, nil
 }
 
-// Close stops serving (gracefully until ctx ends) and stops the embedded gateway.
+// Close stops serving (gracefully until ctx ends), drops the idle connections
+// to the gateway (a server waits 5 s for a connection that never sent a
+// request) and stops the embedded gateway.
 func (s *Service) Close(ctx context.Context) error {
 	s.mu.Lock()
 	srv, gw, done := s.srv, s.gateway, s.serveDone
 	s.mu.Unlock()
 	var errs []error
 	if srv != nil {
+		s.closeFreshConns()
 		if err := srv.Shutdown(ctx); err != nil {
 			s.cancelBase()
 			srv.Close()
@@ -374,13 +396,63 @@ func (s *Service) Close(ctx context.Context) error {
 		<-done
 	}
 	s.cancelBase()
+	s.client.CloseIdleConnections()
 	if gw != nil {
 		if err := gw.Close(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("close embedded gateway: %w", err))
 		}
 	}
-	if t, ok := s.client.Transport.(*http.Transport); ok && s.cfg.HTTPClient == nil {
-		t.CloseIdleConnections()
-	}
 	return errors.Join(errs...)
+}
+
+// settingError is a bad Config value: exit code 2.
+type settingError struct{ err error }
+
+func (e *settingError) Error() string { return e.err.Error() }
+
+// Unwrap returns the cause.
+func (e *settingError) Unwrap() error { return e.err }
+
+// ExitCode is 2: a usage or configuration error.
+func (e *settingError) ExitCode() int { return 2 }
+
+// trackConn remembers connections that have not sent a request yet: Shutdown
+// would wait 5 s for them, so Close closes them at once.
+func (s *Service) trackConn(c net.Conn, st http.ConnState) {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	switch st {
+	case http.StateNew:
+		if s.closing {
+			c.Close()
+			return
+		}
+		s.fresh[c] = true
+	default:
+		delete(s.fresh, c)
+	}
+}
+
+func (s *Service) closeFreshConns() {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	s.closing = true
+	for c := range s.fresh {
+		c.Close()
+		delete(s.fresh, c)
+	}
+}
+
+// resolvePlaceholder resolves a whole-value ${key} or ${key:default} placeholder
+// (as in application: ${spring.application.name}); other values are kept.
+func resolvePlaceholder(f *springconf.File, v string) string {
+	v = strings.TrimSpace(v)
+	if !strings.HasPrefix(v, "${") || !strings.HasSuffix(v, "}") {
+		return v
+	}
+	key, def, _ := strings.Cut(v[2:len(v)-1], ":")
+	if got, ok := f.Get(key); ok {
+		return got
+	}
+	return def
 }

@@ -16,6 +16,10 @@ import (
 	"github.com/cbprobe/cbprobe/springconf"
 )
 
+// ExternalConfigNote starts the arm note that lists the settings an external
+// target must run with for the arm to mean what it says.
+const ExternalConfigNote = "cbprobe cannot change an external service's configuration: this arm assumes your service runs with "
+
 // analyse turns what an arm recorded into its part of the run record.
 func (ar *armRun) analyse(p armPlan, o Options) *results.Arm {
 	ar.mu.Lock()
@@ -81,7 +85,7 @@ func (ar *armRun) analyse(p armPlan, o Options) *results.Arm {
 		for _, k := range sortedKeys(p.props) {
 			lines = append(lines, k+"="+p.props[k])
 		}
-		arm.Notes = append(arm.Notes, "cbprobe cannot change an external service's configuration: this arm assumes your service runs with "+strings.Join(lines, ", "))
+		arm.Notes = append(arm.Notes, ExternalConfigNote+strings.Join(lines, ", "))
 	}
 	return arm
 }
@@ -272,7 +276,7 @@ func addComparisons(arm *results.Arm, pr sim.Prediction, p armPlan, unob int) {
 		}
 	}
 	a := pr.AttemptsPerRequest
-	att := results.Comparison{Metric: "gateway attempts per request (requests not rejected)", Measured: arm.AttemptsPerRequest,
+	att := results.Comparison{Metric: fmt.Sprintf("gateway attempts per request (closed form %.2f)", a.ClosedForm), Measured: arm.AttemptsPerRequest,
 		PredictedP5: a.Unobstructed, PredictedP50: a.Unobstructed, PredictedP95: a.Unobstructed, PredictedMean: a.Unobstructed,
 		Note: fmt.Sprintf("closed form (1 − p^n)/(1 − p) = %.3f with p = %.3f, n = %d (requests that never met an open breaker)", a.ClosedForm, a.P, a.MaxAttempts)}
 	if unob > 0 && a.P > 0 && a.P < 1 {
@@ -409,7 +413,7 @@ func measuredFindings(a *results.Arm, p armPlan) []results.Finding {
 			continue
 		}
 		if strings.Contains(t.Evidence.Note, "were timeouts") && !strings.Contains(t.Evidence.Note, " 0% of the failures were timeouts") {
-			out = append(out, results.Finding{ID: "timeouts-counted-as-slow-failures", Severity: "warning", Arm: a.Name,
+			out = append(out, results.Finding{ID: "timeouts-count-as-slow-failures", Severity: "warning", Arm: a.Name,
 				Title:    "Calls cut by the TimeLimiter were recorded as failures and, being longer than the slow threshold, as slow calls",
 				Detail:   fmt.Sprintf("A timeout after %s counts in both the failure rate and the slow-call rate (slow threshold %s), so the breaker's cause mixes the two.", s.TimeLimiter.TimeoutDuration, c.SlowCallDurationThreshold),
 				Evidence: []string{t.Evidence.Note, fmt.Sprintf("failure rate %.1f%%, slow-call rate %.1f%% at the transition", t.Evidence.FailureRate, t.Evidence.SlowCallRate)},

@@ -100,6 +100,15 @@ func (e *ExpectationsFailed) ExitCode() int { return 1 }
 func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 	o = withDefaults(o)
 	spec := o.Spec
+	switch o.Metrics {
+	case "actuator", "prometheus":
+	case "prom-api":
+		if o.MetricsURL == "" {
+			return nil, "", &SpecError{Source: "--metrics-url", Msg: "prom-api needs the Prometheus server's URL"}
+		}
+	default:
+		return nil, "", &SpecError{Source: "--metrics", Msg: fmt.Sprintf("%q is not one of actuator, prometheus, prom-api", o.Metrics)}
+	}
 	exprs := append(append([]string{}, spec.Expect...), o.Expect...)
 	expects, err := ParseExpectations(exprs)
 	if err != nil {
@@ -263,14 +272,6 @@ func (t timeline) toWall(s time.Time) time.Time {
 	return t.wall0.Add(time.Duration(float64(s.Sub(t.svc0)) / t.speed))
 }
 
-// clockAdapter lets collect use a breaker clock.
-type clockAdapter struct{ c breaker.Clock }
-
-func (a clockAdapter) Now() time.Time { return a.c.Now() }
-func (a clockAdapter) AfterFunc(d time.Duration, f func()) collect.Timer {
-	return a.c.AfterFunc(d, f)
-}
-
 // armRun is what one arm produced while it ran.
 type armRun struct {
 	mu           sync.Mutex
@@ -283,7 +284,8 @@ type armRun struct {
 	orders       map[int]string // request number -> the service's orderId (captured by the flow)
 	unobstructed int            // requests none of whose attempts the breaker refused
 	tl           timeline
-	breaker      string
+	breaker      string // the breaker analysed ("" until resolved)
+	feign        string // the breaker name the configuration resolves
 	seen         map[string]bool
 	counts       results.Progress // running totals for the progress line
 }
@@ -291,7 +293,7 @@ type armRun struct {
 // runArm starts the gateway (and the reference service unless o.Target is set),
 // polls the breaker while the attack runs, and analyses what happened.
 func runArm(ctx context.Context, o Options, p armPlan, w *results.Writer) (*results.Arm, int, error) {
-	ar := &armRun{seen: map[string]bool{}, breaker: o.Breaker, orders: map[int]string{}}
+	ar := &armRun{seen: map[string]bool{}, breaker: o.Breaker, feign: p.settings.BreakerName, orders: map[int]string{}}
 	target := o.Target
 	var gateway *pgsim.Server
 	var svc *demo.Service
@@ -299,10 +301,11 @@ func runArm(ctx context.Context, o Options, p armPlan, w *results.Writer) (*resu
 	if target == "" {
 		var err error
 		svc, err = demo.New(demo.Config{
-			Spring:  p.file,
-			Gateway: pgsim.Config{Behavior: p.behaviors[0], Seed: o.Seed},
-			Seed:    o.Seed,
-			Speed:   o.Speed,
+			Spring:          p.file,
+			EmbeddedGateway: true,
+			Gateway:         pgsim.Config{Behavior: p.behaviors[0], Seed: o.Seed},
+			Seed:            o.Seed,
+			Speed:           o.Speed,
 		}, o.Logger)
 		if err != nil {
 			return nil, 0, err
@@ -312,9 +315,6 @@ func runArm(ctx context.Context, o Options, p armPlan, w *results.Writer) (*resu
 		}
 		defer closeWithin(svc.Close)
 		target, gateway, clock = svc.URL(), svc.Gateway(), svc.Clock()
-		if ar.breaker == "" {
-			ar.breaker = p.settings.BreakerName
-		}
 	} else {
 		var err error
 		gateway, err = pgsim.New(pgsim.Config{Behavior: p.behaviors[0], Seed: o.Seed}, o.Logger)
@@ -338,7 +338,7 @@ func runArm(ctx context.Context, o Options, p armPlan, w *results.Writer) (*resu
 	sampler, err := collect.NewSampler(collect.SamplerConfig{
 		Source:     source,
 		Interval:   time.Duration(float64(realInterval) * o.Speed),
-		Clock:      clockAdapter{clock},
+		Clock:      collect.AdaptClock(clock.Now, clock.AfterFunc),
 		Logger:     o.Logger,
 		Thresholds: configThresholds(p),
 	})
@@ -380,6 +380,7 @@ func runArm(ctx context.Context, o Options, p armPlan, w *results.Writer) (*resu
 	}
 	stopPolling()
 	pollWG.Wait()
+	ar.resolveBreaker()
 	ar.attempts = gateway.Stats().Attempts
 	ar.log = gateway.Attempts()
 	arm := ar.analyse(p, o)
@@ -399,7 +400,7 @@ func closeWithin(closeFn func(context.Context) error) {
 }
 
 func metricsSource(o Options, target string, clock breaker.Clock) (collect.Source, error) {
-	opt := collect.HTTPOptions{Headers: o.Headers, Insecure: o.Insecure, Clock: clockAdapter{clock}, Logger: o.Logger}
+	opt := collect.HTTPOptions{Headers: o.Headers, Insecure: o.Insecure, Clock: collect.AdaptClock(clock.Now, clock.AfterFunc), Logger: o.Logger}
 	url := o.MetricsURL
 	switch o.Metrics {
 	case "actuator":
@@ -500,11 +501,8 @@ func (ar *armRun) consume(arm string, u collect.Update, w *results.Writer, lastS
 	}
 	for _, b := range s.Breakers {
 		ar.seen[b.Name] = true
-		if ar.breaker == "" {
-			ar.breaker = b.Name
-		}
 		ar.recording.Samples = append(ar.recording.Samples, b)
-		if b.Name == ar.breaker {
+		if b.Name == ar.want() {
 			*lastState = b.State
 		}
 		w.Sample(results.Sample{
@@ -528,6 +526,32 @@ func (ar *armRun) consume(arm string, u collect.Update, w *results.Writer, lastS
 	ar.recording.Restarts = append(ar.recording.Restarts, s.Restarts...)
 	for _, n := range s.Notices {
 		w.Event(results.Event{Time: time.Now().UTC(), Arm: arm, Kind: "note", Message: n})
+	}
+}
+
+// want is the breaker the progress line follows: the one asked for, else the
+// Feign name the reference configuration uses.
+func (ar *armRun) want() string {
+	if ar.breaker != "" {
+		return ar.breaker
+	}
+	return ar.feign
+}
+
+// resolveBreaker picks the breaker to analyse when none was named: the Feign
+// name if the target exposed it, else the only breaker it exposed, else the
+// Feign name (so the error names what was expected).
+func (ar *armRun) resolveBreaker() {
+	ar.mu.Lock()
+	defer ar.mu.Unlock()
+	if ar.breaker != "" {
+		return
+	}
+	ar.breaker = ar.feign
+	if !ar.seen[ar.feign] && len(ar.seen) == 1 {
+		for n := range ar.seen {
+			ar.breaker = n
+		}
 	}
 }
 

@@ -234,7 +234,11 @@ func ParseSpec(source string, data []byte) (*Spec, error) {
 	if err := dec.Decode(&s); err != nil {
 		var te *yaml.TypeError
 		if errors.As(err, &te) {
-			return nil, &SpecError{Source: source, Msg: strings.Join(te.Errors, "; ")}
+			msgs := make([]string, len(te.Errors))
+			for i, m := range te.Errors {
+				msgs[i] = friendlyYAMLError(m)
+			}
+			return nil, &SpecError{Source: source, Msg: strings.Join(msgs, "; ")}
 		}
 		return nil, &SpecError{Source: source, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
@@ -243,6 +247,17 @@ func ParseSpec(source string, data []byte) (*Spec, error) {
 		return nil, err
 	}
 	return &s, nil
+}
+
+// friendlyYAMLError rewrites the decoder's "field x not found in type
+// experiments.Arm" as `unknown key "x"`, keeping the line prefix.
+func friendlyYAMLError(m string) string {
+	i := strings.Index(m, "field ")
+	j := strings.Index(m, " not found in type ")
+	if i < 0 || j < i {
+		return m
+	}
+	return m[:i] + fmt.Sprintf("unknown key %q", m[i+len("field "):j])
 }
 
 func (s *Spec) validate() error {

@@ -27,7 +27,7 @@ func TestParseSpecErrors(t *testing.T) {
 	tests := []struct {
 		name, yaml, wantIn string
 	}{
-		{"unknown key", "name: x\ntrafic: {}\n", "line 2: field trafic not found"},
+		{"unknown key", "name: x\ntrafic: {}\n", `line 2: unknown key "trafic"`},
 		{"no name", "traffic: {phases: '1/s:1s'}\narms: [{name: a}]\n", "name: missing"},
 		{"no traffic", "name: x\narms: [{name: a}]\n", "set phases or sequential"},
 		{"both traffic kinds", "name: x\ntraffic: {phases: '1/s:1s', sequential: {users: 1, requests: 1}}\narms: [{name: a}]\n", "not both"},

@@ -10,5 +10,5 @@ package experiments
 // failure rate of 70 %, all timeouts, which never happens in real time. At
 // --speed 5 the margins are four times larger (the 1 s TimeLimiter against
 // 150–300 ms answers leaves 140 ms of real time) and the rate is 75
-// requests/s; the three experiments take about 35 s together.
+// requests/s; the three experiments take 25–30 s together (in parallel).
 const embeddedSpeed = 5

@@ -25,7 +25,7 @@ func TestCreateValidation(t *testing.T) {
 		_ = json.Unmarshal([]byte(validBody), &m)
 		var patch map[string]any
 		if err := json.Unmarshal([]byte(edit), &patch); err != nil {
-			panic(err)
+			t.Fatalf("test case patch %q: %v", edit, err)
 		}
 		for k, v := range patch {
 			if v == "<absent>" {
@@ -86,7 +86,10 @@ func TestCreateValidation(t *testing.T) {
 	}
 }
 
-var keyRE = regexp.MustCompile(`^\d{8}:TR:[0-9a-f]{6}$`)
+// isTransactionKey reports whether k has the original's form yyyyMMdd:TR:xxxxxx.
+func isTransactionKey(k string) bool {
+	return regexp.MustCompile(`^\d{8}:TR:[0-9a-f]{6}$`).MatchString(k)
+}
 
 func TestCreateSuccessAndLookups(t *testing.T) {
 	s, base := newTestServer(t, Config{Behavior: quiet(), Seed: 1})
@@ -110,7 +113,7 @@ func TestCreateSuccessAndLookups(t *testing.T) {
 		}
 		key, _ := env.Data["transactionKey"].(string)
 		want := fmt.Sprintf(`{"meta":{"result":"SUCCESS"},"data":{"transactionKey":"%s","status":"PENDING"}}`, key)
-		if r.body != want || !keyRE.MatchString(key) {
+		if r.body != want || !isTransactionKey(key) {
 			t.Fatalf("create body %s, want %s with a key like 20250816:TR:9577c5", r.body, want)
 		}
 		kst := time.Now().In(time.FixedZone("KST", 9*3600)).Format("20060102")
@@ -225,10 +228,11 @@ func TestSlowModeTiming(t *testing.T) {
 	}
 	for range n {
 		r := <-out
-		// Lower bound is exact (the server sleeps at least the sample); the upper
-		// bound allows 150 ms of scheduling slack on a loaded 2-core CI machine.
-		if r.status != 200 || r.elapsed < 150*time.Millisecond || r.elapsed > 450*time.Millisecond {
-			t.Errorf("slow call: status %d after %v, want 200 in 150–300 ms", r.status, r.elapsed)
+		// The lower bound is exact (the server sleeps at least the sample). No
+		// wall-clock upper bound: it would fail on a loaded 2-core CI machine;
+		// the attempt log below checks every sampled delay is within 150–300 ms.
+		if r.status != 200 || r.elapsed < 150*time.Millisecond {
+			t.Errorf("slow call: status %d after %v, want 200 after at least 150 ms", r.status, r.elapsed)
 		}
 	}
 	for _, a := range s.Attempts() {

@@ -234,7 +234,7 @@ func TestKeysNeverCollide(t *testing.T) {
 			t.Fatalf("key %s repeated", k)
 		}
 		seen[k] = true
-		if !keyRE.MatchString(k) || !strings.HasPrefix(k, "20250817:TR:") {
+		if !isTransactionKey(k) || !strings.HasPrefix(k, "20250817:TR:") {
 			t.Fatalf("key %s, want 20250817:TR:xxxxxx (Seoul date)", k)
 		}
 	}
@@ -383,8 +383,9 @@ func TestInFlightAndFailedCallback(t *testing.T) {
 	}))
 	b := quiet()
 	b.Latency = behavior.Fixed{D: 30 * time.Second}
-	// Speed 100: the call waits 300 ms, settlement comes 10–50 ms after it.
-	s, base := newTestServer(t, Config{Behavior: b, Seed: 1, CallbackPrefix: rs, Speed: 100})
+	// Speed 30: the call waits 1 s (long enough for the /metrics request below
+	// to land inside it on a loaded CI machine), settlement comes 33–167 ms after it.
+	s, base := newTestServer(t, Config{Behavior: b, Seed: 1, CallbackPrefix: rs, Speed: 30})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

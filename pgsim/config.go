@@ -15,10 +15,10 @@ import (
 // FileError is a bad configuration file; Error gives "file:line: key: msg".
 // ExitCode is 2 (usage/configuration).
 type FileError struct {
-	File string
-	Line int
-	Key  string
-	Msg  string
+	File string // path of the configuration file
+	Line int    // 1-based line of the fault; 0 when unknown
+	Key  string // YAML key at fault; "" for the file as a whole
+	Msg  string // what is wrong
 }
 
 // Error returns "file:line: key: msg".

@@ -71,11 +71,11 @@ const allowedCardTypes = "사용 가능한 값 : [SAMSUNG, KB, HYUNDAI]"
 
 // PaymentRequest is a decoded and validated POST /api/v1/payments body.
 type PaymentRequest struct {
-	OrderID     string `json:"orderId"`
-	CardType    string `json:"cardType"` // SAMSUNG, KB or HYUNDAI
-	CardNo      string `json:"cardNo"`   // xxxx-xxxx-xxxx-xxxx
-	Amount      int64  `json:"amount"`   // > 0
-	CallbackURL string `json:"callbackUrl"`
+	OrderID     string `json:"orderId"`     // the caller's order id, at least 6 characters
+	CardType    string `json:"cardType"`    // SAMSUNG, KB or HYUNDAI
+	CardNo      string `json:"cardNo"`      // xxxx-xxxx-xxxx-xxxx
+	Amount      int64  `json:"amount"`      // whole currency units, > 0
+	CallbackURL string `json:"callbackUrl"` // where the final status is POSTed
 }
 
 // wirePayment keeps every field raw so each can be checked the way Jackson would.
@@ -89,8 +89,8 @@ type wirePayment struct {
 
 // RequestError is a 4xx answer: the HTTP status and the envelope's message.
 type RequestError struct {
-	Status  int
-	Message string
+	Status  int    // HTTP status code, 400..499
+	Message string // the envelope's meta.message
 	// OrderID is the orderId read from the body, if it could be read.
 	OrderID string
 }

@@ -113,7 +113,9 @@ func isZeroBehavior(b behavior.Behavior) bool {
 }
 
 // ConfigError is an invalid Config; ExitCode is 2 (usage/configuration).
-type ConfigError struct{ Err error }
+type ConfigError struct {
+	Err error // what is wrong with the Config
+}
 
 // Error returns the wrapped message.
 func (e *ConfigError) Error() string { return "pgsim config: " + e.Err.Error() }

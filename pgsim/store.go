@@ -18,12 +18,12 @@ const (
 
 // Transaction is one accepted payment.
 type Transaction struct {
-	TransactionKey string `json:"transactionKey"`
-	OrderID        string `json:"orderId"`
-	CardType       string `json:"cardType"`
-	CardNo         string `json:"cardNo"`
-	Amount         int64  `json:"amount"`
-	Status         string `json:"status"`
+	TransactionKey string `json:"transactionKey"`   // "yyyyMMdd:TR:xxxxxx"
+	OrderID        string `json:"orderId"`          // the request's orderId
+	CardType       string `json:"cardType"`         // SAMSUNG, KB or HYUNDAI
+	CardNo         string `json:"cardNo"`           // xxxx-xxxx-xxxx-xxxx
+	Amount         int64  `json:"amount"`           // whole currency units, > 0
+	Status         string `json:"status"`           // PENDING, SUCCESS or FAILED
 	Reason         string `json:"reason,omitempty"` // "" while PENDING (null, omitted)
 
 	userID      string

@@ -5,6 +5,14 @@ import (
 	"time"
 )
 
+// sentAt is when r was sent, or its intended send time when Sent is zero.
+func (r Request) sentAt() time.Time {
+	if r.Sent.IsZero() {
+		return r.Intended
+	}
+	return r.Sent
+}
+
 // FirstSentAtOrAfter returns the smallest Seq among the requests of arm sent
 // at or after t (intended time when Sent is zero); 0 if there is none. An
 // empty arm matches every request.
@@ -14,10 +22,7 @@ func FirstSentAtOrAfter(reqs []Request, arm string, t time.Time) int {
 		if arm != "" && r.Arm != arm {
 			continue
 		}
-		at := r.Sent
-		if at.IsZero() {
-			at = r.Intended
-		}
+		at := r.sentAt()
 		if !at.Before(t) && r.Seq > 0 && (first == 0 || r.Seq < first) {
 			first = r.Seq
 		}
@@ -34,10 +39,7 @@ func LastSentAtOrBefore(reqs []Request, arm string, t time.Time) int {
 		if arm != "" && r.Arm != arm {
 			continue
 		}
-		at := r.Sent
-		if at.IsZero() {
-			at = r.Intended
-		}
+		at := r.sentAt()
 		if !at.After(t) && r.Seq > last {
 			last = r.Seq
 		}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/csv"
 	"io"
-
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,7 +14,7 @@ import (
 func benchRequests(n int) []Request {
 	out := make([]Request, n)
 	for i := range out {
-		at := t0.Add(time.Duration(i) * time.Millisecond)
+		at := t0().Add(time.Duration(i) * time.Millisecond)
 		out[i] = Request{Arm: "attack", Seq: i + 1, Phase: "phase1", Intended: at, Sent: at.Add(50 * time.Microsecond),
 			Latency: time.Duration(100+i%400) * time.Millisecond, Status: 200, Outcome: OutcomeSucceeded}
 		if i%3 == 0 {
@@ -23,6 +22,37 @@ func benchRequests(n int) []Request {
 		}
 	}
 	return out
+}
+
+// writeQueued hands every request to w.Request, returns the time that took
+// (what the producer pays) and then closes w (not timed).
+func writeQueued(b *testing.B, w *Writer, reqs []Request) time.Duration {
+	start := time.Now()
+	for _, r := range reqs {
+		w.Request(r)
+	}
+	d := time.Since(start)
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+// writeSync is the baseline the append benchmarks compare against: every
+// request's CSV row written and flushed to w before the next one. It returns
+// the time spent.
+func writeSync(w io.Writer, reqs []Request) time.Duration {
+	bw := bufio.NewWriter(w)
+	cw := csv.NewWriter(bw)
+	var rec []string
+	start := time.Now()
+	for _, r := range reqs {
+		rec = requestRecord(rec, r)
+		_ = cw.Write(rec)
+		cw.Flush()
+		_ = bw.Flush()
+	}
+	return time.Since(start)
 }
 
 // BenchmarkAppendRequests measures what a producer (the attack's emit
@@ -33,38 +63,20 @@ func BenchmarkAppendRequests(b *testing.B) {
 	const n = 100_000
 	reqs := benchRequests(n)
 	var queued, direct time.Duration
-	for i := range b.N {
+	for range b.N {
 		dir := filepath.Join(b.TempDir(), "run")
 		w, err := Create(dir)
 		if err != nil {
 			b.Fatal(err)
 		}
-		start := time.Now()
-		for _, r := range reqs {
-			w.Request(r)
-		}
-		queued += time.Since(start)
-		if err := w.Close(); err != nil {
-			b.Fatal(err)
-		}
+		queued += writeQueued(b, w, reqs)
 
 		f, err := os.Create(filepath.Join(b.TempDir(), "direct.csv"))
 		if err != nil {
 			b.Fatal(err)
 		}
-		bw := bufio.NewWriter(f)
-		cw := csv.NewWriter(bw)
-		var rec []string
-		start = time.Now()
-		for _, r := range reqs {
-			rec = requestRecord(rec, r)
-			_ = cw.Write(rec)
-			cw.Flush()
-			_ = bw.Flush()
-		}
-		direct += time.Since(start)
+		direct += writeSync(f, reqs)
 		_ = f.Close()
-		_ = i
 	}
 	total := float64(b.N * n)
 	b.ReportMetric(float64(queued.Nanoseconds())/total, "ns/request-queued")
@@ -83,7 +95,7 @@ func BenchmarkLoadAndHTML(b *testing.B) {
 	for _, r := range benchRequests(100_000) {
 		w.Request(r)
 	}
-	run := &Run{Experiment: "bench", Started: t0, Arms: []Arm{{Name: "attack"}}}
+	run := &Run{Experiment: "bench", Started: t0(), Arms: []Arm{{Name: "attack"}}}
 	if err := w.Finish(run); err != nil {
 		b.Fatal(err)
 	}
@@ -135,27 +147,10 @@ func BenchmarkAppendSlowDisk(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		start := time.Now()
-		for _, r := range reqs {
-			w.Request(r)
-		}
-		queued += time.Since(start)
-		if err := w.Close(); err != nil {
-			b.Fatal(err)
-		}
+		queued += writeQueued(b, w, reqs)
 		maxBacklog = max(maxBacklog, w.MaxBacklog())
 
-		bw := bufio.NewWriter(disk)
-		cw := csv.NewWriter(bw)
-		var rec []string
-		start = time.Now()
-		for _, r := range reqs {
-			rec = requestRecord(rec, r)
-			_ = cw.Write(rec)
-			cw.Flush()
-			_ = bw.Flush()
-		}
-		direct += time.Since(start)
+		direct += writeSync(disk, reqs)
 	}
 	total := float64(b.N * n)
 	b.ReportMetric(float64(queued.Nanoseconds())/total, "ns/request-queued")

@@ -21,7 +21,7 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // t0 is the fixed start of the sample run.
-var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+func t0() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) }
 
 func ptr(f float64) *float64 { return &f }
 
@@ -32,8 +32,8 @@ func sampleRun() *Run {
 		Description: "COUNT_BASED against TIME_BASED through a pause",
 		Tool:        "cbprobe test",
 		Target:      "http://127.0.0.1:8080",
-		Started:     t0,
-		Ended:       t0.Add(28 * time.Second),
+		Started:     t0(),
+		Ended:       t0().Add(28 * time.Second),
 		Parameters:  map[string]any{"phases": "15/s:5s,0/s:15s,5/s:8s", "seed": 1.0},
 		Arms: []Arm{
 			{
@@ -45,12 +45,12 @@ func sampleRun() *Run {
 					{Name: "phase3", Rate: 5, Duration: 8 * time.Second, Planned: 40, Sent: 40, Succeeded: 3, Rejected: 37, Late: 1},
 				},
 				Transitions: []Transition{{
-					At: t0.Add(2 * time.Second), Breaker: "pgCircuit", From: "CLOSED", To: "OPEN", Cause: "slow-call-rate",
+					At: t0().Add(2 * time.Second), Breaker: "pgCircuit", From: "CLOSED", To: "OPEN", Cause: "slow-call-rate",
 					Evidence: Evidence{Source: "events", FailureRate: 40, SlowCallRate: 60, FailureRateThreshold: 60, SlowCallRateThreshold: 50,
 						Buffered: 20, Failed: 8, Slow: 12, Events: []string{"SLOW_CALL_RATE_EXCEEDED 60.0%"}},
 					Request: 31,
 				}, {
-					At: t0.Add(12 * time.Second), Breaker: "pgCircuit", From: "OPEN", To: "HALF_OPEN", Evidence: UnknownEvidence(),
+					At: t0().Add(12 * time.Second), Breaker: "pgCircuit", From: "OPEN", To: "HALF_OPEN", Evidence: UnknownEvidence(),
 				}},
 				FirstOpenRequest: 31, FirstRejectedRequest: 31, AttemptsPerRequest: 1,
 				Latency: LatencyStats{P50: 210, P95: 480, P99: 495, Max: 500, Mean: 230},
@@ -79,7 +79,7 @@ func sampleRequests() []Request {
 	var out []Request
 	outcomes := []Outcome{OutcomeSucceeded, OutcomeRejected, OutcomeFailed}
 	for i := 1; i <= 30; i++ {
-		at := t0.Add(time.Duration(i) * 200 * time.Millisecond)
+		at := t0().Add(time.Duration(i) * 200 * time.Millisecond)
 		r := Request{Arm: "COUNT_BASED", Seq: i, Phase: "phase1", User: i % 3, Intended: at, Sent: at.Add(1234 * time.Microsecond),
 			Latency: time.Duration(100+i) * time.Millisecond, Status: 200, Outcome: outcomes[i%3]}
 		if r.Outcome == OutcomeRejected {
@@ -104,7 +104,7 @@ func sampleSamples() []Sample {
 		if i == 0 {
 			fr = Unknown
 		}
-		out = append(out, Sample{Arm: "COUNT_BASED", Time: t0.Add(time.Duration(i) * 500 * time.Millisecond), Source: "actuator",
+		out = append(out, Sample{Arm: "COUNT_BASED", Time: t0().Add(time.Duration(i) * 500 * time.Millisecond), Source: "actuator",
 			Breaker: "pgCircuit", State: st, FailureRate: fr, SlowCallRate: 55.5, FailureRateThreshold: 60, SlowCallRateThreshold: 50,
 			Buffered: 20, Failed: 8, Slow: 12, SlowFailed: 1, NotPermitted: float64(i)})
 	}
@@ -113,9 +113,9 @@ func sampleSamples() []Sample {
 
 func sampleEvents() []Event {
 	return []Event{
-		{Time: t0.Add(time.Second), Arm: "COUNT_BASED", Kind: "breaker", Breaker: "pgCircuit", Type: "SLOW_CALL_RATE_EXCEEDED", SlowCallRate: 60},
-		{Time: t0.Add(time.Second), Arm: "COUNT_BASED", Kind: "breaker", Breaker: "pgCircuit", Type: "STATE_TRANSITION", From: "CLOSED", To: "OPEN"},
-		{Time: t0.Add(5 * time.Second), Arm: "COUNT_BASED", Kind: "phase", Message: "phase2 </script> starts"},
+		{Time: t0().Add(time.Second), Arm: "COUNT_BASED", Kind: "breaker", Breaker: "pgCircuit", Type: "SLOW_CALL_RATE_EXCEEDED", SlowCallRate: 60},
+		{Time: t0().Add(time.Second), Arm: "COUNT_BASED", Kind: "breaker", Breaker: "pgCircuit", Type: "STATE_TRANSITION", From: "CLOSED", To: "OPEN"},
+		{Time: t0().Add(5 * time.Second), Arm: "COUNT_BASED", Kind: "phase", Message: "phase2 </script> starts"},
 	}
 }
 
@@ -370,7 +370,7 @@ func TestAbortAfterCancelIsReadable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := &Run{Experiment: "attack", Started: t0, Arms: []Arm{{Name: "attack"}}}
+	run := &Run{Experiment: "attack", Started: t0(), Arms: []Arm{{Name: "attack"}}}
 	if err := w.Checkpoint(run); err != nil {
 		t.Fatal(err)
 	}
@@ -681,9 +681,9 @@ func TestArmAdd(t *testing.T) {
 func TestMarkRequestsAndLatency(t *testing.T) {
 	reqs := sampleRequests() // request i sent at +i*200ms (+1.234 ms), latency 100+i ms
 	a := Arm{Name: "COUNT_BASED", Transitions: []Transition{
-		{At: t0.Add(1100 * time.Millisecond), From: "CLOSED", To: "OPEN"},
-		{At: t0.Add(3 * time.Second), From: "OPEN", To: "HALF_OPEN"},
-		{At: t0.Add(time.Hour), From: "HALF_OPEN", To: "OPEN"},
+		{At: t0().Add(1100 * time.Millisecond), From: "CLOSED", To: "OPEN"},
+		{At: t0().Add(3 * time.Second), From: "OPEN", To: "HALF_OPEN"},
+		{At: t0().Add(time.Hour), From: "HALF_OPEN", To: "OPEN"},
 	}}
 	a.MarkRequests(reqs)
 	if got := []int{a.Transitions[0].Request, a.Transitions[1].Request, a.Transitions[2].Request}; !slices.Equal(got, []int{6, 15, 0}) {
@@ -693,10 +693,10 @@ func TestMarkRequestsAndLatency(t *testing.T) {
 	if a.FirstOpenRequest != 5 {
 		t.Errorf("first OPEN request %d, want 5, the request in flight", a.FirstOpenRequest)
 	}
-	if got := LastSentAtOrBefore(reqs, "COUNT_BASED", t0.Add(1001234*time.Microsecond)); got != 5 {
+	if got := LastSentAtOrBefore(reqs, "COUNT_BASED", t0().Add(1001234*time.Microsecond)); got != 5 {
 		t.Errorf("last sent at or before request 5's send time = %d, want 5", got)
 	}
-	if got := FirstSentAtOrAfter(reqs, "other arm", t0); got != 0 {
+	if got := FirstSentAtOrAfter(reqs, "other arm", t0()); got != 0 {
 		t.Errorf("another arm's first request %d, want 0", got)
 	}
 	l := LatencyOf(reqs, "COUNT_BASED")

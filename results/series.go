@@ -115,11 +115,7 @@ func (r *Record) Series(i int) ArmSeries {
 		if q.Arm != arm.Name {
 			continue
 		}
-		at := q.Sent
-		if at.IsZero() {
-			at = q.Intended
-		}
-		t := sec(at)
+		t := sec(q.sentAt())
 		end = math.Max(end, t+q.Latency.Seconds())
 		k := int(math.Floor(t))
 		b := buckets[k]

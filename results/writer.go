@@ -45,10 +45,11 @@ func DefaultDir(experiment string, now time.Time) string {
 // infrastructure error: ExitCode reports 3.
 type Error struct {
 	Op   string // what was being done, e.g. "create run directory"
-	Path string
-	Err  error
+	Path string // the file or directory involved
+	Err  error  // the underlying error
 }
 
+// Error returns "op path: cause".
 func (e *Error) Error() string { return fmt.Sprintf("%s %s: %v", e.Op, e.Path, e.Err) }
 
 // Unwrap returns the underlying error.

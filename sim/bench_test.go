@@ -3,13 +3,16 @@ package sim
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/cbprobe/cbprobe/breaker"
 )
 
 // benchPredict runs Predict with the given number of runs per iteration and
 // reports simulated runs per second and the seconds one iteration takes (the
-// budget: at most 2 s per iteration on 2 cores).
+// budget: at most 2 s per iteration on 2 cores). After the timed loop it runs
+// the same runs once more serially on this goroutine (the baseline, no
+// aggregation) and reports speedup_vs_serial: the serial time over one Predict.
 func benchPredict(b *testing.B, a Arm, runs int) {
 	b.ReportAllocs()
 	n := 0
@@ -20,8 +23,16 @@ func benchPredict(b *testing.B, a Arm, runs int) {
 		n++
 	}
 	el := b.Elapsed().Seconds()
+	start := time.Now()
+	for i := range runs {
+		if _, err := runArm(&a, RunSeed(0, i), false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	serial := time.Since(start).Seconds()
 	b.ReportMetric(float64(n*runs)/el, "runs/s")
 	b.ReportMetric(el/float64(n), "s/predict")
+	b.ReportMetric(serial/(el/float64(n)), "speedup_vs_serial")
 }
 
 // BenchmarkPredictSequential40 is `cbprobe predict --sequential 40 --runs 10000`.

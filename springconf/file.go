@@ -155,7 +155,11 @@ func profileActivation(doc []entry) (entry, bool) {
 
 // canonKey renders elements in relaxed form: unbracketed elements canonicalised,
 // bracketed ones kept exactly inside brackets.
-func canonKey(elems []element) string {
+func canonKey(elems []element) string { return joinElems(elems, canon) }
+
+// joinElems renders elements as a key path: unbracketed elements passed
+// through plain and joined by dots, bracketed ones kept exactly inside brackets.
+func joinElems(elems []element, plain func(string) string) string {
 	var b strings.Builder
 	for i, e := range elems {
 		if e.bracketed {
@@ -165,7 +169,7 @@ func canonKey(elems []element) string {
 		if i > 0 {
 			b.WriteByte('.')
 		}
-		b.WriteString(canon(e.text))
+		b.WriteString(plain(e.text))
 	}
 	return b.String()
 }
@@ -385,18 +389,7 @@ func (f *File) bind(entries []entry) error {
 
 // joinRaw renders elements as a key path, brackets kept.
 func joinRaw(elems []element) string {
-	var b strings.Builder
-	for i, el := range elems {
-		if el.bracketed {
-			b.WriteString("[" + el.text + "]")
-			continue
-		}
-		if i > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(el.text)
-	}
-	return b.String()
+	return joinElems(elems, func(s string) string { return s })
 }
 
 func unknownSettingMessage(s *section, inst *instance, rest []element) string {

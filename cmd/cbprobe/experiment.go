@@ -64,8 +64,11 @@ Exit codes: 0 all expectations held, 1 one failed, 2 bad flags/spec/expectation,
   cbprobe experiment show retry > my-experiment.yaml
   cbprobe experiment run my-experiment.yaml
   cbprobe experiment retry --target http://localhost:8080 --arm retry-3 --pg-listen 127.0.0.1:8082`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErr(fmt.Errorf("unknown experiment %q (known: %s; or run FILE / show NAME)", args[0], strings.Join(experiments.Names(), ", ")))
+			}
 			return usageErr(fmt.Errorf("name an experiment (%s), or use run FILE / show NAME", strings.Join(experiments.Names(), ", ")))
 		},
 	}
@@ -185,7 +188,13 @@ func runExperiment(cmd *cobra.Command, g *globalOptions, o *experimentOptions, s
 	if !o.quiet && isTerminal(g.stderr) {
 		opts.Progress = progress.show
 	} else if !o.quiet && !o.json {
-		fmt.Fprintf(g.stderr, "cbprobe: running %s (%d arms)…\n", spec.Name, len(spec.Arms))
+		announced := map[string]bool{}
+		opts.Progress = func(arm string, _ results.Progress) {
+			if !announced[arm] {
+				announced[arm] = true
+				fmt.Fprintf(g.stderr, "cbprobe: %s: running arm %s…\n", spec.Name, arm)
+			}
+		}
 	}
 	run, dir, err := experiments.Run(cmd.Context(), opts)
 	progress.clear()
@@ -216,6 +225,13 @@ func printRun(g *globalOptions, o *experimentOptions, run *results.Run, dir stri
 	}
 	if err := results.WriteText(g.stdout, run, results.TextOptions{Color: g.colorEnabled(g.stdout)}); err != nil {
 		return err
+	}
+	for _, a := range run.Arms {
+		for _, n := range a.Notes {
+			if strings.HasPrefix(n, experiments.ExternalConfigNote) {
+				fmt.Fprintf(g.stderr, "cbprobe: arm %s: %s\n", a.Name, n)
+			}
+		}
 	}
 	fmt.Fprintf(g.stdout, "\nRun directory: %s (open report.html)\n", dir)
 	return nil

@@ -16,6 +16,8 @@ import (
 
 	"github.com/cbprobe/cbprobe/experiments"
 	"github.com/cbprobe/cbprobe/results"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // feignBreaker is the breaker name the reference service registers.
@@ -156,7 +158,8 @@ func TestExperimentExpectationsCommand(t *testing.T) {
 		stderr  []string
 	}{
 		{"all hold", []string{"cause=failure-rate", "opens>=1", "arm[one].first-rejected-request==21", "arm[two].first-rejected-request<=11", "phase[1].success==0"}, 0,
-			map[string]bool{"cause=failure-rate@one": true, "cause=failure-rate@two": true, "arm[one].first-rejected-request==21@one": true, "arm[two].first-rejected-request<=11@two": true, "phase[1].success==0@one": true},
+			map[string]bool{"cause=failure-rate@one": true, "cause=failure-rate@two": true, "opens>=1@one": true, "opens>=1@two": true,
+				"arm[one].first-rejected-request==21@one": true, "arm[two].first-rejected-request<=11@two": true, "phase[1].success==0@one": true, "phase[1].success==0@two": true},
 			[]string{"PASS  cause=failure-rate", "PASS  arm[one].first-rejected-request==21"}, nil},
 		{"one fails", []string{"cause=slow-call-rate", "arm[two].opens>=1"}, 1,
 			map[string]bool{"cause=slow-call-rate@one": false, "cause=slow-call-rate@two": false, "arm[two].opens>=1@two": true},
@@ -299,8 +302,8 @@ func TestExperimentShowParsesBack(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Name != want.Name || len(got.Arms) != len(want.Arms) || got.Traffic != want.Traffic || len(got.Expect) != len(want.Expect) {
-				t.Errorf("show %s parses to %+v, want %+v", name, got, want)
+			if d := cmp.Diff(want, got, cmpopts.IgnoreFields(experiments.Spec{}, "Source")); d != "" {
+				t.Errorf("show %s does not parse back to the embedded spec (-want +got):\n%s", name, d)
 			}
 		})
 	}
@@ -325,11 +328,17 @@ func TestExperimentBadInput(t *testing.T) {
 		{"unknown arm", []string{"experiment", "retry", "--arm", "retry-7"}, []string{`"retry-7"`, "retry-3, retry-1"}},
 		{"predict runs", []string{"experiment", "retry", "--predict-runs", "0"}, []string{"--predict-runs"}},
 		{"bad header", []string{"experiment", "retry", "--header", "no colon"}, []string{"--header"}},
-		{"unknown metrics source", []string{"experiment", "retry", "--target", "http://127.0.0.1:1", "--arm", "retry-3", "--metrics", "statsd", "--pg-listen", "127.0.0.1:0"}, []string{"statsd"}},
+		{"unknown metrics source", []string{"experiment", "retry", "--target", "TARGET", "--arm", "retry-3", "--metrics", "statsd", "--pg-listen", "127.0.0.1:0"}, []string{"statsd"}},
 	}
+	srv := fakeService(t, nil, feignBreaker)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "run")
+			for i, a := range tc.args {
+				if a == "TARGET" {
+					tc.args[i] = srv.URL
+				}
+			}
 			stdout, stderr, code := runCLI(context.Background(), append(tc.args, "--out", out)...)
 			if tc.name == "no experiment named" || tc.name == "unknown experiment" || tc.name == "show unknown" {
 				stdout, stderr, code = runCLI(context.Background(), tc.args...)
@@ -368,7 +377,7 @@ func TestExperimentExternalTarget(t *testing.T) {
 			srv := fakeService(t, nil, tc.breakers...)
 			dir := filepath.Join(t.TempDir(), "run")
 			stdout, stderr, code := runCLI(context.Background(), "experiment", "retry", "--target", srv.URL, "--arm", "retry-3",
-				"--pg-listen", "127.0.0.1:0", "--predict-runs", "20", "--out", dir, "--color", "never")
+				"--breaker", feignBreaker, "--pg-listen", "127.0.0.1:0", "--predict-runs", "20", "--out", dir, "--color", "never")
 			if code != tc.code {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, stdout, stderr)
 			}
@@ -394,6 +403,54 @@ func TestExperimentExternalTarget(t *testing.T) {
 			notes := strings.Join(rec.Run.Arms[0].Notes, "\n")
 			if !strings.Contains(notes, "pg.retry-max-attempts=3") {
 				t.Errorf("arm notes do not say the service must run with pg.retry-max-attempts=3:\n%s", notes)
+			}
+		})
+	}
+}
+
+// TestExperimentExternalTargetDefaultBreaker checks the default of --breaker
+// (experiments.Options.Breaker: "the Feign name, or the only breaker the
+// target exposes"): a target exposing two other breakers must not be read as
+// if one of them were the payment breaker.
+func TestExperimentExternalTargetDefaultBreaker(t *testing.T) {
+	tests := []struct {
+		name     string
+		breakers []string
+		code     int
+		stderr   []string
+	}{
+		{"two other breakers", []string{"inventory", "shipping"}, exitInfrastructure, []string{feignBreaker, "found: inventory, shipping"}},
+		{"no actuator", nil, exitInfrastructure, []string{feignBreaker, "found: no breaker at all"}},
+		{"the only breaker", []string{"payments"}, exitExpectation, nil},
+		{"the feign breaker among others", []string{"inventory", feignBreaker}, exitExpectation, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := fakeService(t, nil, tc.breakers...)
+			dir := filepath.Join(t.TempDir(), "run")
+			stdout, stderr, code := runCLI(context.Background(), "experiment", "retry", "--target", srv.URL, "--arm", "retry-3",
+				"--pg-listen", "127.0.0.1:0", "--predict-runs", "20", "--out", dir, "--color", "never")
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, stdout, stderr)
+			}
+			for _, w := range tc.stderr {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+			rec, err := results.Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.code == exitExpectation && !strings.Contains(stdout, "FAIL  opens>=1") {
+				t.Errorf("stdout lacks the failed verdict of opens>=1:\n%s", stdout)
+			}
+			want := feignBreaker
+			if tc.name == "the only breaker" {
+				want = "payments"
+			}
+			if got := rec.Run.Arms[0].Breaker; got != want {
+				t.Errorf("arm read breaker %q, want %q", got, want)
 			}
 		})
 	}

@@ -47,7 +47,8 @@ application.yml to compare rates with them.
 "re:" prefix, an RE2 regular expression; both match the whole name; repeatable.
 
 The view is redrawn in place only on a terminal; --json writes one JSON object a line
-({"type":"sample"|"transition"|"event"|"gap"|"error"|"notice"|"reset"|"lost"|"summary"}).
+({"type":"sample"|"transition"|"event"|"gap"|"error"|"notice"|"warning"|"reset"|"lost"|"summary",
+"data":{...}}); repeated errors and warnings are written once..
 Ctrl-C prints a summary of transitions and causes. Exit 3 when the source cannot be read
 at start.`,
 		Example: `  cbprobe watch --actuator http://127.0.0.1:8080
@@ -112,6 +113,9 @@ func configThresholds(f *springconf.File, path string) collect.Thresholds {
 }
 
 func runWatch(ctx context.Context, g *globalOptions, o *watchOptions) error {
+	if o.selector != "" && o.promAPI == "" {
+		return usageErr(errors.New("--selector goes with --prom-api"))
+	}
 	if o.interval <= 0 || o.timeout <= 0 {
 		return usageErr(errors.New("--interval and --timeout must be positive"))
 	}
@@ -173,6 +177,7 @@ type watchView struct {
 	latest map[collect.BreakerKey]collect.BreakerSample
 	last   map[collect.BreakerKey]collect.Transition
 	status string
+	warned map[string]bool
 }
 
 func (v *watchView) emit(typ string, x any) {
@@ -218,6 +223,20 @@ func (v *watchView) update(u collect.Update) {
 				v.emit("notice", n)
 			} else {
 				v.line("note: " + n)
+			}
+		}
+		for _, w := range s.Warnings {
+			if v.warned == nil {
+				v.warned = map[string]bool{}
+			}
+			if v.warned[w] {
+				continue
+			}
+			v.warned[w] = true
+			if v.json {
+				v.emit("warning", w)
+			} else {
+				v.line("warning: " + w)
 			}
 		}
 		for _, l := range s.Lost {

@@ -100,6 +100,7 @@ func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil 
 
 // Decision is the outcome of one payment call and its timing.
 type Decision struct {
+	// Outcome is how the call ends: success, error, hang or reset.
 	Outcome Outcome
 	// Delay is how long the gateway waits before it answers (or, for
 	// OutcomeHang, the longest it holds the call; for OutcomeReset, before it
@@ -158,7 +159,7 @@ func DefaultSlowLatency() Distribution {
 // JSON name, for example "errorRate").
 type FieldError struct {
 	Field string // JSON field name; "" for the document as a whole
-	Msg   string
+	Msg   string // what is wrong with it
 }
 
 // Error returns "behavior: FIELD: MSG".
@@ -168,6 +169,9 @@ func (e *FieldError) Error() string {
 	}
 	return "behavior: " + e.Field + ": " + e.Msg
 }
+
+// ExitCode returns 2: a bad behaviour is a usage or configuration error.
+func (e *FieldError) ExitCode() int { return 2 }
 
 func fieldErr(field, format string, args ...any) *FieldError {
 	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
@@ -208,7 +212,8 @@ func (b Behavior) Validate() error {
 	return nil
 }
 
-// Mix is the probability of each outcome of one call.
+// Mix is the probability of each outcome of one call. Each field is a
+// probability in [0, 1]; the four sum to 1.
 type Mix struct {
 	Success, Error, Hang, Reset float64
 }

@@ -1,0 +1,153 @@
+package experiments
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/cbprobe/cbprobe/attack"
+	"github.com/cbprobe/cbprobe/pgsim"
+	"github.com/cbprobe/cbprobe/results"
+)
+
+func TestAttemptsPerRequest(t *testing.T) {
+	req := func(seq int, o results.Outcome) results.Request { return results.Request{Seq: seq, Outcome: o} }
+	att := func(order string, n int) pgsim.Attempt { return pgsim.Attempt{OrderID: order, N: n} }
+	tests := []struct {
+		name   string
+		reqs   []results.Request
+		orders map[int]string
+		log    []pgsim.Attempt
+		total  int
+		want   float64
+		n      int
+	}{
+		{
+			// The report's table: 1 attempt (success), 2 (fail, success),
+			// 3 (fail, fail, success): 6 attempts over 3 requests.
+			name:   "matched by order id",
+			reqs:   []results.Request{req(1, results.OutcomeSucceeded), req(2, results.OutcomeSucceeded), req(3, results.OutcomeSucceeded)},
+			orders: map[int]string{1: "a", 2: "b", 3: "c"},
+			log:    []pgsim.Attempt{att("a", 1), att("b", 1), att("b", 2), att("c", 1), att("c", 2), att("c", 3)},
+			total:  6, want: 2, n: 3,
+		},
+		{
+			// A rejected request met the open breaker: it is left out, and so
+			// are its attempts (the closed form describes unobstructed requests).
+			name:   "rejected requests left out",
+			reqs:   []results.Request{req(1, results.OutcomeFailed), req(2, results.OutcomeRejected)},
+			orders: map[int]string{1: "a", 2: "b"},
+			log:    []pgsim.Attempt{att("a", 1), att("a", 2), att("a", 3), att("b", 1)},
+			total:  4, want: 3, n: 1,
+		},
+		{
+			// A request whose order id was not captured cannot be matched.
+			name:   "request without order id",
+			reqs:   []results.Request{req(1, results.OutcomeSucceeded), req(2, results.OutcomeSucceeded)},
+			orders: map[int]string{1: "a"},
+			log:    []pgsim.Attempt{att("a", 1), att("", 0)},
+			total:  2, want: 1, n: 1,
+		},
+		{
+			// A custom flow captures no order id: every attempt over every request.
+			name:  "no order ids",
+			reqs:  []results.Request{req(1, results.OutcomeSucceeded), req(2, results.OutcomeRejected)},
+			log:   []pgsim.Attempt{att("", 0), att("", 0), att("", 0)},
+			total: 3, want: 1.5, n: 2,
+		},
+		{name: "nothing sent", want: 0, n: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, n := attemptsPerRequest(tc.reqs, tc.orders, tc.log, tc.total)
+			if math.Abs(got-tc.want) > 1e-12 || n != tc.n {
+				t.Errorf("attemptsPerRequest = %g over %d requests, want %g over %d", got, n, tc.want, tc.n)
+			}
+		})
+	}
+}
+
+func TestArmOutcome(t *testing.T) {
+	a := &results.Arm{
+		Name: "x", FirstOpenRequest: 13, FirstRejectedRequest: 14, AttemptsPerRequest: 1.5,
+		Transitions: []results.Transition{
+			{From: "CLOSED", To: "OPEN", Cause: "slow-call-rate"},
+			{From: "OPEN", To: "HALF_OPEN"},
+			{From: "HALF_OPEN", To: "OPEN", Cause: "half-open-trial"},
+			{From: "OPEN", To: "HALF_OPEN"},
+			{From: "HALF_OPEN", To: "CLOSED"},
+			{From: "CLOSED", To: "OPEN", Cause: "failure-rate"},
+		},
+		Phases: []results.PhaseStats{{Name: "a", Sent: 10, Succeeded: 7, Rejected: 2, Failed: 1}, {Name: "b"}},
+	}
+	o := armOutcome(a)
+	if o.Name != "x" || o.FirstOpenRequest != 13 || o.FirstRejectedRequest != 14 || o.AttemptsPerRequest != 1.5 {
+		t.Errorf("armOutcome = %+v, want the arm's request numbers and attempts", o)
+	}
+	// Every transition into OPEN counts; the cause is the first CLOSED→OPEN's.
+	if o.Opens != 3 || o.FirstCause != "slow-call-rate" {
+		t.Errorf("opens %d, first cause %q; want 3 and slow-call-rate", o.Opens, o.FirstCause)
+	}
+	if len(o.Phases) != 2 || o.Phases[0] != (PhaseOutcome{Sent: 10, Succeeded: 7, Rejected: 2, Failed: 1}) {
+		t.Errorf("phases %+v, want the arm's counts in order", o.Phases)
+	}
+	if never := armOutcome(&results.Arm{Name: "y"}); never.FirstCause != "none" || never.Opens != 0 {
+		t.Errorf("an arm that never opened: cause %q, opens %d; want none and 0", never.FirstCause, never.Opens)
+	}
+	if unk := armOutcome(&results.Arm{Transitions: []results.Transition{{From: "CLOSED", To: "OPEN"}}}); unk.FirstCause != "unknown" {
+		t.Errorf("an OPEN without a cause reads %q, want unknown", unk.FirstCause)
+	}
+}
+
+func TestOutsideBand(t *testing.T) {
+	tests := []struct {
+		name     string
+		measured float64
+		want     bool
+	}{
+		{"below", 9.9, true},
+		{"at the 5th percentile", 10, false},
+		{"inside", 12, false},
+		{"at the 95th percentile", 20, false},
+		{"above", 20.1, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := results.Comparison{Measured: tc.measured, PredictedP5: 10, PredictedP95: 20}
+			if got := outside(c); got != tc.want {
+				t.Errorf("outside(%g in [10, 20]) = %v, want %v", tc.measured, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestScalePhasesKeepsRequests(t *testing.T) {
+	phases, err := attack.ParsePhases("burst=15/s:5s,pause=0/s:15s,resume=5/s:8s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, speed := range []float64{1, 5, 20} {
+		got := scalePhases(phases, speed)
+		for i := range phases {
+			if got[i].Name != phases[i].Name || got[i].Planned() != phases[i].Planned() {
+				t.Errorf("speed %g: phase %s plans %d requests, want %d (rate ×%g, duration ÷%g)", speed, got[i].Name, got[i].Planned(), phases[i].Planned(), speed, speed)
+			}
+			if want := time.Duration(float64(phases[i].Duration) / speed); got[i].Duration != want {
+				t.Errorf("speed %g: phase %s lasts %s, want %s", speed, got[i].Name, got[i].Duration, want)
+			}
+		}
+	}
+}
+
+func TestTimelineToWall(t *testing.T) {
+	wall0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	svc0 := time.Date(2030, 6, 1, 0, 0, 0, 0, time.UTC)
+	tl := timeline{wall0: wall0, svc0: svc0, speed: 20}
+	// 10 s on the service's clock at speed 20 is 500 ms of real time.
+	if got := tl.toWall(svc0.Add(10 * time.Second)); !got.Equal(wall0.Add(500 * time.Millisecond)) {
+		t.Errorf("toWall(svc0+10s) = %s, want wall0+500ms", got.Sub(wall0))
+	}
+	if got := tl.toWall(time.Time{}); !got.IsZero() {
+		t.Errorf("toWall(zero) = %s, want the zero time (unknown stays unknown)", got)
+	}
+}
