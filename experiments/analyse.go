@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -82,7 +83,7 @@ func (ar *armRun) analyse(p armPlan, o Options) *results.Arm {
 	}
 	if o.Target != "" && len(p.props) > 0 {
 		var lines []string
-		for _, k := range sortedKeys(p.props) {
+		for _, k := range slices.Sorted(maps.Keys(p.props)) {
 			lines = append(lines, k+"="+p.props[k])
 		}
 		arm.Notes = append(arm.Notes, ExternalConfigNote+strings.Join(lines, ", "))

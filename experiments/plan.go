@@ -3,7 +3,6 @@ package experiments
 import (
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -236,14 +235,4 @@ func allSame(bs []behavior.Behavior) bool {
 		}
 	}
 	return true
-}
-
-// sortedKeys returns m's keys in order, for stable output.
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -243,12 +243,15 @@ func runAttack(ctx context.Context, g *globalOptions, o *attackOptions) error {
 	}
 	switch {
 	case o.json:
-		return results.EncodeRun(g.stdout, final)
+		if err := results.EncodeRun(g.stdout, final); err != nil {
+			return infraErr(fmt.Errorf("write run.json to stdout: %w", err))
+		}
+		return nil
 	case o.quiet:
 		return nil
 	}
 	if err := results.WriteText(g.stdout, final, results.TextOptions{Color: g.colorEnabled(g.stdout)}); err != nil {
-		return err
+		return infraErr(fmt.Errorf("write summary to stdout: %w", err))
 	}
 	fmt.Fprintf(g.stdout, "results: %s\n", dir)
 	return nil

@@ -118,7 +118,10 @@ func runPredict(cmd *cobra.Command, g *globalOptions, o *predictOptions) error {
 		}
 		return nil
 	}
-	return writePrediction(g.stdout, &arm, &p)
+	if err := writePrediction(g.stdout, &arm, &p); err != nil {
+		return infraErr(fmt.Errorf("write prediction: %w", err))
+	}
+	return nil
 }
 
 // arm builds the simulated arm from the config and the flags; errors name the flag or key.

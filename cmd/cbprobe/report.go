@@ -61,16 +61,22 @@ func runReport(g *globalOptions, o *reportOptions, dirs []string) error {
 		}
 	}
 	opt := results.TextOptions{Color: g.colorEnabled(g.stdout)}
+	var err error
 	switch {
 	case o.json && len(recs) == 1:
-		return results.EncodeRun(g.stdout, &recs[0].Run)
+		err = results.EncodeRun(g.stdout, &recs[0].Run)
 	case o.json:
 		enc := json.NewEncoder(g.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode([]*results.Run{&recs[0].Run, &recs[1].Run})
+		err = enc.Encode([]*results.Run{&recs[0].Run, &recs[1].Run})
 	case len(recs) == 1:
-		return results.WriteText(g.stdout, &recs[0].Run, opt)
+		err = results.WriteText(g.stdout, &recs[0].Run, opt)
 	default:
-		return results.WriteComparison(g.stdout, &recs[0].Run, &recs[1].Run, filepath.Base(recs[0].Dir), filepath.Base(recs[1].Dir), opt)
+		err = results.WriteComparison(g.stdout, &recs[0].Run, &recs[1].Run, filepath.Base(recs[0].Dir), filepath.Base(recs[1].Dir), opt)
 	}
+	if err != nil {
+		// Not a usage error: stdout could not be written (a closed pipe, a full disk).
+		return infraErr(fmt.Errorf("write report to stdout: %w", err))
+	}
+	return nil
 }
