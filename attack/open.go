@@ -211,6 +211,9 @@ func (e *engine) open(ctx context.Context) (Summary, error) {
 			cancelled = true
 			break
 		}
+		if e.cfg.stall != nil {
+			e.cfg.stall(i)
+		}
 		e.log.Debug("phase start", "phase", ph.Name, "rate_per_s", ph.Rate, "duration", ph.Duration)
 		if ph.Rate > 0 {
 			q := &slotQueue{}

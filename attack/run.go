@@ -79,6 +79,8 @@ type Config struct {
 	// RunID prefixes every OrderID ("<RunID>-<Seq, 6 digits>"); empty picks 6
 	// random hex digits.
 	RunID string
+
+	stall func(phase int)
 }
 
 // StepResult is the outcome of one step of a flow run.

@@ -1,6 +1,9 @@
 package breaker
 
 import (
+	"errors"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,4 +100,111 @@ func BenchmarkAcquireRecordTimeBased(b *testing.B) {
 	cfg.SlidingWindowType = TimeBased
 	cfg.SlidingWindowSize = 10
 	benchAcquireRecord(b, cfg)
+}
+
+// BenchmarkParallelScaling measures total acquire + record throughput on one
+// CLOSED COUNT_BASED breaker (reference setting, window 20) with GOMAXPROCS=1 and
+// one goroutine, then GOMAXPROCS=2 and two goroutines, in the same process. The
+// two runs alternate in rounds so that a change of machine load hits both alike;
+// each goroutine of a round makes b.N/rounds/goroutines calls. It reports
+// calls_per_s_1g, calls_per_s_2g (total over both goroutines) and
+// ratio_2g_vs_1g = calls_per_s_2g / calls_per_s_1g (1 or more: two cores do at
+// least as much as one).
+//
+// Workloads: fast-success (every call a fast success, the window stays full of
+// them); mixed (every 10th call of a goroutine fails, every 7th is slow: 10 %
+// failures and 14 % slow calls, below the 60 % and 50 % thresholds, so each
+// record changes the window); time-based (fast successes into a 10-second
+// TIME_BASED window: each record counts into the current bucket).
+func BenchmarkParallelScaling(b *testing.B) {
+	boom := errors.New("boom")
+	timeBased := benchConfig()
+	timeBased.SlidingWindowType = TimeBased
+	timeBased.SlidingWindowSize = 10
+	timeBased.MinimumNumberOfCalls = 10
+	cases := []struct {
+		name string
+		cfg  Config
+		call func(cb *CircuitBreaker, i int)
+	}{
+		{"fast-success", benchConfig(), func(cb *CircuitBreaker, _ int) {
+			if cb.TryAcquirePermission() {
+				cb.OnSuccess(10 * time.Millisecond)
+			}
+		}},
+		{"mixed", benchConfig(), func(cb *CircuitBreaker, i int) {
+			if !cb.TryAcquirePermission() {
+				return
+			}
+			d := 10 * time.Millisecond
+			if i%7 == 0 {
+				d = 200 * time.Millisecond
+			}
+			if i%10 == 0 {
+				cb.OnError(d, boom)
+			} else {
+				cb.OnSuccess(d)
+			}
+		}},
+		{"time-based", timeBased, func(cb *CircuitBreaker, _ int) {
+			if cb.TryAcquirePermission() {
+				cb.OnSuccess(10 * time.Millisecond)
+			}
+		}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			cb, err := New("bench", c.cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			prev := runtime.GOMAXPROCS(0)
+			defer runtime.GOMAXPROCS(prev)
+			const rounds = 4
+			per := max(b.N/rounds, 2)
+			var t1, t2 time.Duration
+			b.ResetTimer()
+			for range rounds {
+				t1 += timedCalls(cb, 1, per, c.call)
+				t2 += timedCalls(cb, 2, per, c.call)
+			}
+			b.StopTimer()
+			if s := cb.State(); s != StateClosed {
+				b.Fatalf("breaker left CLOSED: %v", s)
+			}
+			calls := float64(rounds * per)
+			r1 := calls / t1.Seconds()
+			r2 := calls / t2.Seconds()
+			b.ReportMetric(r1, "calls_per_s_1g")
+			b.ReportMetric(r2, "calls_per_s_2g")
+			b.ReportMetric(r2/r1, "ratio_2g_vs_1g")
+		})
+	}
+}
+
+// timedCalls sets GOMAXPROCS to g, starts g goroutines that each make n/g
+// calls of call on cb, and returns the time from the start signal until the
+// last goroutine finished.
+func timedCalls(cb *CircuitBreaker, g, n int, call func(*CircuitBreaker, int)) time.Duration {
+	runtime.GOMAXPROCS(g)
+	var ready, done sync.WaitGroup
+	start := make(chan struct{})
+	for range g {
+		ready.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			ready.Done()
+			<-start
+			for i := range n / g {
+				call(cb, i)
+			}
+		}()
+	}
+	ready.Wait()
+	t0 := time.Now()
+	close(start)
+	done.Wait()
+	return time.Since(t0)
 }

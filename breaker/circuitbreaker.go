@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -39,7 +40,8 @@ type Metrics struct {
 }
 
 // cbState is one of the library's state objects. A legal transition always builds
-// a new one. Fields are guarded by the breaker's mutex.
+// a new one. kind never changes after the state is published (CircuitBreaker.cur
+// is read without the lock); the other fields are guarded by the breaker's mutex.
 type cbState struct {
 	kind       State
 	m          *metrics
@@ -68,6 +70,7 @@ type subscriber struct {
 // another caller's goroutine just after. A subscriber may call the breaker; the
 // events that call publishes are queued behind the one being delivered.
 type CircuitBreaker struct {
+	// Set by New, then only read.
 	name    string
 	cfg     Config
 	clock   Clock
@@ -75,13 +78,21 @@ type CircuitBreaker struct {
 	wait    time.Duration // OPEN wait, whole milliseconds
 	maxWait time.Duration // HALF_OPEN max wait, whole milliseconds; < 1ms: none
 
+	// Read without the lock on every call, written (rarely) under it: kept off
+	// the cache line of mu and of the window, which every locked call writes.
+	cur  atomic.Pointer[cbState] // == st, for lock-free reads of st.kind
+	noop atomic.Uint32           // noop* bits: records that change nothing now (see noopBits)
+	_    [64]byte
+
+	// Guarded by mu. The fields every record reads or writes come first.
 	mu         sync.Mutex
-	st         *cbState
-	subs       []subscriber
-	nextSubID  int
+	st         *cbState // the current state; always stored through setState
 	queue      []Event
 	qhead      int
+	noopShadow uint32 // the value last stored in noop
 	delivering bool
+	subs       []subscriber
+	nextSubID  int
 }
 
 // New builds a breaker in CLOSED state after checking cfg with Config.Validate.
@@ -101,7 +112,9 @@ func New(name string, cfg Config, opts ...Option) (*CircuitBreaker, error) {
 		maxWait: cfg.MaxWaitDurationInHalfOpenState.Truncate(time.Millisecond),
 	}
 	cb.now = cb.clock.Now
-	cb.st = cb.newClosed()
+	cb.setState(cb.newClosed())
+	cb.noopShadow = cb.noopBits()
+	cb.noop.Store(cb.noopShadow)
 	return cb, nil
 }
 
@@ -149,7 +162,7 @@ func (cb *CircuitBreaker) newHalfOpen(attempts int) *cbState {
 // openTimerFired is OpenState.toHalfOpenState run by the automatic-transition timer.
 // reset() does not cancel it, so it may act on a later state (the library's quirk).
 func (cb *CircuitBreaker) openTimerFired(s *cbState) {
-	cb.mu.Lock()
+	cb.lock()
 	if s.active && !s.cancelled {
 		s.active = false
 		_ = cb.transitionLocked(StateHalfOpen) // an illegal transition is swallowed, as the scheduler does
@@ -159,7 +172,7 @@ func (cb *CircuitBreaker) openTimerFired(s *cbState) {
 
 // halfOpenTimerFired is HalfOpenState's max-wait task.
 func (cb *CircuitBreaker) halfOpenTimerFired(s *cbState) {
-	cb.mu.Lock()
+	cb.lock()
 	if s.active && !s.cancelled {
 		s.active = false
 		_ = cb.transitionLocked(cb.cfg.TransitionToStateAfterWaitDuration)
@@ -193,7 +206,7 @@ func (cb *CircuitBreaker) transitionLocked(to State) error {
 	case StateMetricsOnly:
 		next = &cbState{kind: StateMetricsOnly, m: cb.closedWindow()}
 	}
-	cb.st = next
+	cb.setState(next)
 	if from.kind != to {
 		cb.publishTransition(from.kind, to)
 	}
@@ -204,8 +217,14 @@ func (cb *CircuitBreaker) transitionLocked(to State) error {
 
 // TryAcquirePermission asks for a permit (tryAcquirePermission). A refusal
 // publishes NOT_PERMITTED (subject to the publication filter) and is counted.
+// In CLOSED, DISABLED and METRICS_ONLY it takes no lock: the answer is true
+// and nothing changes.
 func (cb *CircuitBreaker) TryAcquirePermission() bool {
-	cb.mu.Lock()
+	switch cb.cur.Load().kind {
+	case StateClosed, StateDisabled, StateMetricsOnly:
+		return true
+	}
+	cb.lock()
 	ok := cb.acquireLocked()
 	if !ok && cb.allowed(EventNotPermitted) {
 		cb.emit(Event{Type: EventNotPermitted})
@@ -262,18 +281,16 @@ func halfOpenAcquire(st *cbState) bool {
 // ReleasePermission gives a permit back (releasePermission): HALF_OPEN gains one
 // permit, with no upper limit; every other state ignores it.
 func (cb *CircuitBreaker) ReleasePermission() {
-	cb.mu.Lock()
+	cb.lock()
 	if cb.st.kind == StateHalfOpen {
 		cb.st.permits++
 	}
-	cb.mu.Unlock()
+	cb.unlockAndDeliver()
 }
 
 // OnSuccess records a successful call that took d (onSuccess).
 func (cb *CircuitBreaker) OnSuccess(d time.Duration) {
-	cb.mu.Lock()
-	cb.recordLocked(d, OutcomeSuccess, nil)
-	cb.unlockAndDeliver()
+	cb.OnResult(d, OutcomeSuccess, nil)
 }
 
 // OnError records a call that failed with err after d, classified by
@@ -288,10 +305,40 @@ func (cb *CircuitBreaker) OnError(d time.Duration, err error) {
 
 // OnResult records a call of duration d whose outcome is already classified.
 // err is carried by the ERROR / IGNORED_ERROR event.
+//
+// When the record cannot change anything (see noopBits), for example a fast
+// success into a full window of fast successes with nobody subscribed, it
+// returns without taking the lock.
 func (cb *CircuitBreaker) OnResult(d time.Duration, o Outcome, err error) {
-	cb.mu.Lock()
-	cb.recordLocked(d, o, err)
+	code := codeOf(o, d > cb.cfg.SlowCallDurationThreshold)
+	if cb.noop.Load()&noopBit(o, code) != 0 {
+		return
+	}
+	// A TIME_BASED window needs the clock; read it before locking so that two
+	// callers read it in parallel (see metrics.record for why this is exact).
+	sec := noSecond
+	if cb.cfg.SlidingWindowType == TimeBased && o != OutcomeIgnored {
+		sec = cb.now().Unix()
+	}
+	cb.lock()
+	cb.recordLocked(d, o, code, sec, err)
 	cb.unlockAndDeliver()
+}
+
+// codeOf is the window code of a recorded call (codeEmpty for an ignored one).
+// Any outcome other than failure and ignored counts as a success, as before.
+func codeOf(o Outcome, slow bool) uint8 {
+	switch {
+	case o == OutcomeIgnored:
+		return codeEmpty
+	case o == OutcomeFailure && slow:
+		return codeSlowError
+	case o == OutcomeFailure:
+		return codeError
+	case slow:
+		return codeSlowSuccess
+	}
+	return codeSuccess
 }
 
 // OnResultRecordedAsFailure records a call whose result (not an error) counts
@@ -300,7 +347,9 @@ func (cb *CircuitBreaker) OnResultRecordedAsFailure(d time.Duration, result any)
 	cb.OnResult(d, OutcomeFailure, &ResultRecordedAsFailureError{Name: cb.name, Result: fmt.Sprint(result)})
 }
 
-func (cb *CircuitBreaker) recordLocked(d time.Duration, o Outcome, err error) {
+// recordLocked applies one record; sec is a clock reading (epoch seconds) taken
+// before the lock, or noSecond.
+func (cb *CircuitBreaker) recordLocked(d time.Duration, o Outcome, code uint8, sec int64, err error) {
 	switch o {
 	case OutcomeIgnored:
 		if cb.st.kind == StateHalfOpen {
@@ -319,31 +368,19 @@ func (cb *CircuitBreaker) recordLocked(d time.Duration, o Outcome, err error) {
 			cb.emit(Event{Type: EventSuccess, ElapsedDuration: d})
 		}
 	}
-	slow := d > cb.cfg.SlowCallDurationThreshold
-	var code uint8
-	switch {
-	case o == OutcomeFailure && slow:
-		code = codeSlowError
-	case o == OutcomeFailure:
-		code = codeError
-	case slow:
-		code = codeSlowSuccess
-	default:
-		code = codeSuccess
-	}
 	st := cb.st
 	switch st.kind {
 	case StateClosed:
-		r := cb.recordAndCheck(st.m, code)
+		r := cb.recordAndCheck(st.m, code, sec)
 		if r.exceeded() && st.active {
 			st.active = false
 			cb.publishExceeded(st, r)
 			_ = cb.transitionLocked(StateOpen)
 		}
 	case StateOpen:
-		st.m.record(code, cb.now)
+		st.m.record(code, sec, cb.now)
 	case StateHalfOpen:
-		r := cb.recordAndCheck(st.m, code)
+		r := cb.recordAndCheck(st.m, code, sec)
 		if r.exceeded() && st.active {
 			st.active = false
 			_ = cb.transitionLocked(StateOpen)
@@ -353,7 +390,7 @@ func (cb *CircuitBreaker) recordLocked(d time.Duration, o Outcome, err error) {
 			_ = cb.transitionLocked(StateClosed)
 		}
 	case StateMetricsOnly:
-		r := cb.recordAndCheck(st.m, code)
+		r := cb.recordAndCheck(st.m, code, sec)
 		if !r.exceeded() {
 			return
 		}
@@ -369,8 +406,8 @@ func (cb *CircuitBreaker) recordLocked(d time.Duration, o Outcome, err error) {
 	// DISABLED and FORCED_OPEN record nothing.
 }
 
-func (cb *CircuitBreaker) recordAndCheck(m *metrics, code uint8) result {
-	m.record(code, cb.now)
+func (cb *CircuitBreaker) recordAndCheck(m *metrics, code uint8, sec int64) result {
+	m.record(code, sec, cb.now)
 	return m.check(m.total, cb.cfg.FailureRateThreshold, cb.cfg.SlowCallRateThreshold)
 }
 
@@ -446,7 +483,7 @@ func (cb *CircuitBreaker) TransitionTo(s State) error {
 	if s < StateClosed || s > StateMetricsOnly {
 		return fmt.Errorf("circuit breaker %q: transition to %v: unknown state", cb.name, s)
 	}
-	cb.mu.Lock()
+	cb.lock()
 	err := cb.transitionLocked(s)
 	cb.unlockAndDeliver()
 	return err
@@ -457,9 +494,9 @@ func (cb *CircuitBreaker) TransitionTo(s State) error {
 // library it does not cancel the old state's pending timer, which may later act
 // on the new state.
 func (cb *CircuitBreaker) Reset() {
-	cb.mu.Lock()
+	cb.lock()
 	prev := cb.st
-	cb.st = cb.newClosed()
+	cb.setState(cb.newClosed())
 	if prev.kind != StateClosed {
 		cb.publishTransition(prev.kind, StateClosed)
 	}
@@ -494,16 +531,15 @@ func (cb *CircuitBreaker) Execute(ctx context.Context, fn func(context.Context) 
 // Subscribe registers f for every event that passes the publication filter, in
 // publication order (see CircuitBreaker). It returns a function that removes f.
 func (cb *CircuitBreaker) Subscribe(f func(Event)) (unsubscribe func()) {
-	cb.mu.Lock()
+	cb.lock()
 	cb.nextSubID++
 	id := cb.nextSubID
 	subs := make([]subscriber, len(cb.subs), len(cb.subs)+1)
 	copy(subs, cb.subs)
 	cb.subs = append(subs, subscriber{id: id, f: f})
-	cb.mu.Unlock()
+	cb.unlockAndDeliver()
 	return func() {
-		cb.mu.Lock()
-		defer cb.mu.Unlock()
+		cb.lock()
 		subs := make([]subscriber, 0, len(cb.subs))
 		for _, s := range cb.subs {
 			if s.id != id {
@@ -511,6 +547,7 @@ func (cb *CircuitBreaker) Subscribe(f func(Event)) (unsubscribe func()) {
 			}
 		}
 		cb.subs = subs
+		cb.unlockAndDeliver()
 	}
 }
 
@@ -533,9 +570,14 @@ func (cb *CircuitBreaker) emit(e Event) {
 	cb.queue = append(cb.queue, e)
 }
 
-// unlockAndDeliver releases the lock and delivers queued events in order unless
-// another goroutine (or an outer frame of this one) is already delivering.
+// unlockAndDeliver publishes the noop bits of the state the critical section
+// leaves, releases the lock and delivers queued events in order unless another
+// goroutine (or an outer frame of this one) is already delivering.
 func (cb *CircuitBreaker) unlockAndDeliver() {
+	if w := cb.noopBits(); w != cb.noopShadow {
+		cb.noopShadow = w
+		cb.noop.Store(w)
+	}
 	if cb.delivering || cb.qhead == len(cb.queue) {
 		cb.mu.Unlock()
 		return
@@ -572,4 +614,82 @@ func (cb *CircuitBreaker) deliverLoop() {
 		}
 		cb.mu.Lock()
 	}
+}
+
+// ---- lock-free paths ----
+
+// Bits of CircuitBreaker.noop. A set bit says that a record of that kind,
+// applied now, would change nothing observable: no window, counter, permit or
+// state change and no event. Such a record returns without the lock and is
+// linearized at its load of noop.
+//
+// Exactness: every critical section that may change the state takes the lock
+// with lock(), which clears noop before anything changes, and publishes the
+// bits of the state it leaves in unlockAndDeliver. So a set bit read by a
+// recorder holds for a state no critical section has started to change.
+const (
+	// noopFastSuccess: a fast success (duration <= the slow-call threshold) in
+	// CLOSED or METRICS_ONLY whose COUNT_BASED window is full of fast successes,
+	// nobody subscribed. The window is "the last N calls"; all N are fast
+	// successes before and after, so its contents, totals and threshold check
+	// (rates 0 %, thresholds > 0 %: below) are the same; only the ring's head
+	// would move, and no later result depends on where a ring of equal codes
+	// starts.
+	noopFastSuccess uint32 = 1 << iota
+	// noopIgnored: an ignored outcome outside HALF_OPEN with nobody subscribed
+	// (it only publishes IGNORED_ERROR and gives a HALF_OPEN permit back).
+	noopIgnored
+	// noopOther: any other record (slow success, failure) in DISABLED or
+	// FORCED_OPEN, which record nothing and publish no call event.
+	noopOther
+)
+
+// noopBit is the bit of noop that lets a record with outcome o and code skip the lock.
+func noopBit(o Outcome, code uint8) uint32 {
+	switch {
+	case o == OutcomeIgnored:
+		return noopIgnored
+	case code == codeSuccess:
+		return noopFastSuccess
+	}
+	return noopOther
+}
+
+// noopBits computes the noop bits of the current state (lock held).
+func (cb *CircuitBreaker) noopBits() uint32 {
+	st := cb.st
+	switch st.kind {
+	case StateDisabled, StateForcedOpen:
+		// The publication filter drops SUCCESS, ERROR and IGNORED_ERROR here.
+		return noopFastSuccess | noopIgnored | noopOther
+	}
+	if len(cb.subs) != 0 {
+		return 0
+	}
+	var w uint32
+	if st.kind != StateHalfOpen {
+		w |= noopIgnored
+	}
+	m := st.m
+	if (st.kind == StateClosed || st.kind == StateMetricsOnly) && !m.timeBased && m.size > 0 &&
+		m.total.calls == m.size && m.total.failed == 0 && m.total.slow == 0 {
+		w |= noopFastSuccess
+	}
+	return w
+}
+
+// lock takes the mutex for a critical section that may change the state and
+// clears noop first (see noopBits); unlockAndDeliver publishes it again.
+func (cb *CircuitBreaker) lock() {
+	cb.mu.Lock()
+	if cb.noopShadow != 0 {
+		cb.noopShadow = 0
+		cb.noop.Store(0)
+	}
+}
+
+// setState makes s the current state (lock held).
+func (cb *CircuitBreaker) setState(s *cbState) {
+	cb.st = s
+	cb.cur.Store(s)
 }

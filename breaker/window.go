@@ -1,6 +1,12 @@
 package breaker
 
-import "time"
+import (
+	"math"
+	"time"
+)
+
+// noSecond is the clock reading passed to metrics.record when none was taken.
+const noSecond int64 = math.MinInt64
 
 // outcome codes stored per call in a window.
 const (
@@ -75,14 +81,18 @@ func (r result) slowExceeded() bool    { return r == slowCallRateAbove || r == a
 // metrics is a CircuitBreakerMetrics object: a sliding window (COUNT_BASED ring of
 // calls or TIME_BASED ring of epoch-second buckets), its minimum number of calls
 // and the not-permitted counter. It is guarded by the breaker's mutex.
+//
+// The fields a record writes (total, head) come first, with the ones it reads,
+// so that they share one 64-byte cache line (the struct is 120 bytes, a
+// 128-byte size class: objects start on a line).
 type metrics struct {
-	timeBased    bool
+	total        aggregation
+	head         int
 	size         int
 	minCalls     int
-	total        aggregation
+	timeBased    bool
 	ring         []uint8 // COUNT_BASED: one code per call
 	buckets      []bucket
-	head         int
 	notPermitted int64
 }
 
@@ -100,11 +110,28 @@ func newTimeMetrics(size, minCalls int, nowSec int64) *metrics {
 	return m
 }
 
-// record adds one call; now is read only by TIME_BASED windows.
-func (m *metrics) record(code uint8, now func() time.Time) {
+// record adds one call. A TIME_BASED window records it at sec, a clock reading
+// (epoch seconds) its caller took before taking the breaker's lock, unless sec
+// is older than the window's head second (or noSecond): then it reads now
+// itself, as the library does under its lock.
+//
+// Why an earlier reading is exact: every operation that reads the window
+// slides it to its own clock reading first, so no reading applied to it is
+// later than the head second. When sec is newer, recording at sec is what the
+// library does for a caller that takes the lock at the instant it read the
+// clock; when sec equals the head second, it is what the library does for a
+// caller linearized just after the last operation that slid the window, an
+// instant within the caller's call and within that second. If sec is older
+// (another caller's later reading got the lock first, or the wall clock
+// stepped back), it is discarded and the library's rule applies to a fresh
+// reading.
+func (m *metrics) record(code uint8, sec int64, now func() time.Time) {
 	m.total.add(code)
 	if m.timeBased {
-		m.moveTo(now().Unix()).add(code)
+		if sec < m.buckets[m.head].epochSecond {
+			sec = now().Unix()
+		}
+		m.moveTo(sec).add(code)
 		return
 	}
 	if m.size == 0 {

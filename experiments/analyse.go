@@ -69,6 +69,9 @@ func (ar *armRun) analyse(p armPlan, o Options) *results.Arm {
 	}
 	arm.MarkRequests(reqs)
 	arm.AttemptsPerRequest, ar.unobstructed = attemptsPerRequest(reqs, ar.orders, ar.log, ar.attempts.Total)
+	if n := ar.attempts.Outcomes[pgsim.OutcomeRejected]; n > 0 {
+		arm.Parameters["gatewayRefused"] = n
+	}
 	if o.Speed != 1 {
 		arm.Notes = append(arm.Notes, fmt.Sprintf("Run at --speed %g: rates ×%g and durations ÷%g in real time; latencies below are in service time (real × %g).", o.Speed, o.Speed, o.Speed, o.Speed))
 	}
@@ -454,6 +457,13 @@ func measuredFindings(a *results.Arm, p armPlan) []results.Finding {
 				Fix:      "set minimum-number-of-calls to what the window can hold at your load (it is not capped by a TIME_BASED window's size)",
 				Setting:  "resilience4j.circuitbreaker.configs.default.minimum-number-of-calls"})
 		}
+	}
+	if n, _ := a.Parameters["gatewayRefused"].(int); n > 0 {
+		out = append(out, results.Finding{ID: "gateway-refused-requests", Severity: "error", Arm: a.Name,
+			Title:    fmt.Sprintf("The gateway refused %d payment calls as bad requests (4xx): the breaker counted them as failures that have nothing to do with the gateway's health", n),
+			Evidence: []string{fmt.Sprintf("pgsim attempt log: %d attempts with outcome rejected-4xx", n)},
+			Fix:      "check the payment body and X-USER-ID your service sends, and that its callbackUrl starts with the gateway's --callback-prefix",
+			Setting:  "pg.callback-url"})
 	}
 	halfOpenFailed := 0
 	for _, t := range a.Transitions {

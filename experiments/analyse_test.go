@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,5 +150,43 @@ func TestTimelineToWall(t *testing.T) {
 	}
 	if got := tl.toWall(time.Time{}); !got.IsZero() {
 		t.Errorf("toWall(zero) = %s, want the zero time (unknown stays unknown)", got)
+	}
+}
+
+func TestMeasuredFindingGatewayRefused(t *testing.T) {
+	spec, err := Named("retry")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, err := planArms(spec, "retry-3", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		refused any
+		want    bool
+	}{
+		{"refusals", 3, true},
+		{"none", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &results.Arm{Name: "retry-3", Parameters: map[string]any{}}
+			if tc.refused != nil {
+				a.Parameters["gatewayRefused"] = tc.refused
+			}
+			got := false
+			for _, f := range measuredFindings(a, plans[0]) {
+				if f.ID == "gateway-refused-requests" {
+					got = true
+					if !strings.Contains(f.Title, "3 payment calls") {
+						t.Errorf("title %q does not give the count", f.Title)
+					}
+				}
+			}
+			if got != tc.want {
+				t.Errorf("gateway-refused-requests finding = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

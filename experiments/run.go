@@ -29,6 +29,10 @@ type Options struct {
 	Target string
 	// PGListen is where the gateway listens for an external target (default 127.0.0.1:8082).
 	PGListen string
+	// CallbackPrefix is the prefix the gateway requires of every callbackUrl when
+	// the target is external; "" accepts any http(s) URL. (The original
+	// pg-simulator requires http://localhost:8080.)
+	CallbackPrefix string
 	// Arm runs only the arm of that name; required with Target when the spec has several.
 	Arm string
 	// Breaker is the circuit breaker to read on the target; "" means the Feign name,
@@ -317,7 +321,11 @@ func runArm(ctx context.Context, o Options, p armPlan, w *results.Writer) (*resu
 		target, gateway, clock = svc.URL(), svc.Gateway(), svc.Clock()
 	} else {
 		var err error
-		gateway, err = pgsim.New(pgsim.Config{Behavior: p.behaviors[0], Seed: o.Seed}, o.Logger)
+		prefix := o.CallbackPrefix
+		if prefix == "" {
+			prefix = "http"
+		}
+		gateway, err = pgsim.New(pgsim.Config{Behavior: p.behaviors[0], Seed: o.Seed, CallbackPrefix: prefix}, o.Logger)
 		if err != nil {
 			return nil, 0, err
 		}
