@@ -72,6 +72,13 @@ func (ar *armRun) analyse(p armPlan, o Options) *results.Arm {
 	if n := ar.attempts.Outcomes[pgsim.OutcomeRejected]; n > 0 {
 		arm.Parameters["gatewayRefused"] = n
 	}
+	notPermitted := 0
+	for _, e := range ar.recording.Events {
+		if e.Name == ar.breaker && e.Type == "NOT_PERMITTED" {
+			notPermitted++
+		}
+	}
+	arm.Parameters["notPermittedEvents"] = notPermitted
 	if o.Speed != 1 {
 		arm.Notes = append(arm.Notes, fmt.Sprintf("Run at --speed %g: rates ×%g and durations ÷%g in real time; latencies below are in service time (real × %g).", o.Speed, o.Speed, o.Speed, o.Speed))
 	}
@@ -464,6 +471,14 @@ func measuredFindings(a *results.Arm, p armPlan) []results.Finding {
 			Evidence: []string{fmt.Sprintf("pgsim attempt log: %d attempts with outcome rejected-4xx", n)},
 			Fix:      "check the payment body and X-USER-ID your service sends, and that its callbackUrl starts with the gateway's --callback-prefix",
 			Setting:  "pg.callback-url"})
+	}
+	if np, _ := a.Parameters["notPermittedEvents"].(int); s.RetryOnRejection && tot.Rejected > 0 && np > tot.Rejected {
+		out = append(out, results.Finding{ID: "retry-retries-rejections", Severity: "warning", Arm: a.Name,
+			Title:    fmt.Sprintf("The retry retried calls the open breaker rejected: %d NOT_PERMITTED events for %d rejected requests", np, tot.Rejected),
+			Detail:   "Each retried rejection is another NOT_PERMITTED call and, after the wait, can spend one of the half-open trial's permits, so the breaker recovers later.",
+			Evidence: []string{fmt.Sprintf("%d NOT_PERMITTED events, %d requests answered CIRCUIT_OPEN", np, tot.Rejected)},
+			Fix:      "add io.github.resilience4j.circuitbreaker.CallNotPermittedException to the retry's ignore-exceptions",
+			Setting:  "resilience4j.retry.configs.default.ignore-exceptions"})
 	}
 	halfOpenFailed := 0
 	for _, t := range a.Transitions {

@@ -190,3 +190,39 @@ func TestMeasuredFindingGatewayRefused(t *testing.T) {
 		})
 	}
 }
+
+func TestMeasuredFindingRetriedRejections(t *testing.T) {
+	spec, err := Named("retry")
+	if err != nil {
+		t.Fatal(err)
+	}
+	onRejection := true
+	spec.Arms[0].Service.RetryOnRejection = &onRejection
+	plans, err := planArms(spec, "retry-3", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plans[0].settings.RetryOnRejection {
+		t.Fatal("the arm's service setting did not reach the resolved settings")
+	}
+	for _, tc := range []struct {
+		name         string
+		notPermitted int
+		want         bool
+	}{
+		{"each rejection retried twice", 30, true},
+		{"one event per rejected request", 10, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &results.Arm{Name: "retry-3", Parameters: map[string]any{"notPermittedEvents": tc.notPermitted},
+				Phases: []results.PhaseStats{{Name: "sequential", Sent: 40, Rejected: 10}}}
+			got := false
+			for _, f := range measuredFindings(a, plans[0]) {
+				got = got || f.ID == "retry-retries-rejections"
+			}
+			if got != tc.want {
+				t.Errorf("retry-retries-rejections = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
