@@ -111,6 +111,12 @@ func BenchmarkAcquireRecordTimeBased(b *testing.B) {
 // ratio_2g_vs_1g = calls_per_s_2g / calls_per_s_1g (1 or more: two cores do at
 // least as much as one).
 //
+// Control, in the same rounds: the same two goroutines on two breakers, one
+// each, so that nothing is shared. ratio_unshared (its 2-goroutine rate over
+// calls_per_s_1g) is what the machine gives two goroutines at that moment: 2
+// on an idle 2-core machine, about 1 when other processes hold a core. It is
+// the ceiling for ratio_2g_vs_1g; efficiency = ratio_2g_vs_1g / ratio_unshared.
+//
 // Workloads: fast-success (every call a fast success, the window stays full of
 // them); mixed (every 10th call of a goroutine fails, every 7th is slow: 10 %
 // failures and 14 % slow calls, below the 60 % and 50 % thresholds, so each
@@ -122,6 +128,20 @@ func BenchmarkParallelScaling(b *testing.B) {
 	timeBased.SlidingWindowType = TimeBased
 	timeBased.SlidingWindowSize = 10
 	timeBased.MinimumNumberOfCalls = 10
+	mixed := func(cb *CircuitBreaker, i int) {
+		if !cb.TryAcquirePermission() {
+			return
+		}
+		d := 10 * time.Millisecond
+		if i%7 == 0 {
+			d = 200 * time.Millisecond
+		}
+		if i%10 == 0 {
+			cb.OnError(d, boom)
+		} else {
+			cb.OnSuccess(d)
+		}
+	}
 	cases := []struct {
 		name string
 		cfg  Config
@@ -132,20 +152,7 @@ func BenchmarkParallelScaling(b *testing.B) {
 				cb.OnSuccess(10 * time.Millisecond)
 			}
 		}},
-		{"mixed", benchConfig(), func(cb *CircuitBreaker, i int) {
-			if !cb.TryAcquirePermission() {
-				return
-			}
-			d := 10 * time.Millisecond
-			if i%7 == 0 {
-				d = 200 * time.Millisecond
-			}
-			if i%10 == 0 {
-				cb.OnError(d, boom)
-			} else {
-				cb.OnSuccess(d)
-			}
-		}},
+		{"mixed", benchConfig(), mixed},
 		{"time-based", timeBased, func(cb *CircuitBreaker, _ int) {
 			if cb.TryAcquirePermission() {
 				cb.OnSuccess(10 * time.Millisecond)
@@ -154,43 +161,56 @@ func BenchmarkParallelScaling(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			cb, err := New("bench", c.cfg)
-			if err != nil {
-				b.Fatal(err)
+			// cbs[0] is shared by both goroutines; cbs[1:3] are the control's.
+			cbs := make([]*CircuitBreaker, 3)
+			for i := range cbs {
+				cb, err := New("bench", c.cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cbs[i] = cb
 			}
+			shared := []*CircuitBreaker{cbs[0], cbs[0]}
 			b.ReportAllocs()
 			prev := runtime.GOMAXPROCS(0)
 			defer runtime.GOMAXPROCS(prev)
 			const rounds = 4
 			per := max(b.N/rounds, 2)
-			var t1, t2 time.Duration
+			var t1, t2, tu time.Duration
 			b.ResetTimer()
 			for range rounds {
-				t1 += timedCalls(cb, 1, per, c.call)
-				t2 += timedCalls(cb, 2, per, c.call)
+				t1 += timedCalls(cbs[:1], per, c.call)
+				t2 += timedCalls(shared, per, c.call)
+				tu += timedCalls(cbs[1:], per, c.call)
 			}
 			b.StopTimer()
-			if s := cb.State(); s != StateClosed {
-				b.Fatalf("breaker left CLOSED: %v", s)
+			for _, cb := range cbs {
+				if s := cb.State(); s != StateClosed {
+					b.Fatalf("breaker left CLOSED: %v", s)
+				}
 			}
 			calls := float64(rounds * per)
 			r1 := calls / t1.Seconds()
 			r2 := calls / t2.Seconds()
+			ru := calls / tu.Seconds()
 			b.ReportMetric(r1, "calls_per_s_1g")
 			b.ReportMetric(r2, "calls_per_s_2g")
 			b.ReportMetric(r2/r1, "ratio_2g_vs_1g")
+			b.ReportMetric(ru/r1, "ratio_unshared")
+			b.ReportMetric(r2/ru, "efficiency")
 		})
 	}
 }
 
-// timedCalls sets GOMAXPROCS to g, starts g goroutines that each make n/g
-// calls of call on cb, and returns the time from the start signal until the
-// last goroutine finished.
-func timedCalls(cb *CircuitBreaker, g, n int, call func(*CircuitBreaker, int)) time.Duration {
+// timedCalls sets GOMAXPROCS to g = len(cbs), starts g goroutines, the k-th
+// making n/g calls of call on cbs[k], and returns the time from the start
+// signal until the last goroutine finished.
+func timedCalls(cbs []*CircuitBreaker, n int, call func(*CircuitBreaker, int)) time.Duration {
+	g := len(cbs)
 	runtime.GOMAXPROCS(g)
 	var ready, done sync.WaitGroup
 	start := make(chan struct{})
-	for range g {
+	for _, cb := range cbs {
 		ready.Add(1)
 		done.Add(1)
 		go func() {

@@ -69,6 +69,13 @@ type subscriber struct {
 // delivered when the call returns; under contention an event may be delivered by
 // another caller's goroutine just after. A subscriber may call the breaker; the
 // events that call publishes are queued behind the one being delivered.
+//
+// Two paths take no lock, so that goroutines on several cores do not queue on
+// it: TryAcquirePermission in CLOSED, DISABLED and METRICS_ONLY, and a record
+// that would change nothing: a fast success into a full COUNT_BASED window of
+// fast successes in CLOSED or METRICS_ONLY, an ignored error outside
+// HALF_OPEN, both with nobody subscribed, and any record in DISABLED or
+// FORCED_OPEN.
 type CircuitBreaker struct {
 	// Set by New, then only read.
 	name    string
@@ -285,7 +292,7 @@ func (cb *CircuitBreaker) ReleasePermission() {
 	if cb.st.kind == StateHalfOpen {
 		cb.st.permits++
 	}
-	cb.unlockAndDeliver()
+	cb.unlock()
 }
 
 // OnSuccess records a successful call that took d (onSuccess).
@@ -537,7 +544,7 @@ func (cb *CircuitBreaker) Subscribe(f func(Event)) (unsubscribe func()) {
 	subs := make([]subscriber, len(cb.subs), len(cb.subs)+1)
 	copy(subs, cb.subs)
 	cb.subs = append(subs, subscriber{id: id, f: f})
-	cb.unlockAndDeliver()
+	cb.unlock()
 	return func() {
 		cb.lock()
 		subs := make([]subscriber, 0, len(cb.subs))
@@ -547,7 +554,7 @@ func (cb *CircuitBreaker) Subscribe(f func(Event)) (unsubscribe func()) {
 			}
 		}
 		cb.subs = subs
-		cb.unlockAndDeliver()
+		cb.unlock()
 	}
 }
 
@@ -574,10 +581,7 @@ func (cb *CircuitBreaker) emit(e Event) {
 // leaves, releases the lock and delivers queued events in order unless another
 // goroutine (or an outer frame of this one) is already delivering.
 func (cb *CircuitBreaker) unlockAndDeliver() {
-	if w := cb.noopBits(); w != cb.noopShadow {
-		cb.noopShadow = w
-		cb.noop.Store(w)
-	}
+	cb.publishNoop()
 	if cb.delivering || cb.qhead == len(cb.queue) {
 		cb.mu.Unlock()
 		return
@@ -625,8 +629,10 @@ func (cb *CircuitBreaker) deliverLoop() {
 //
 // Exactness: every critical section that may change the state takes the lock
 // with lock(), which clears noop before anything changes, and publishes the
-// bits of the state it leaves in unlockAndDeliver. So a set bit read by a
-// recorder holds for a state no critical section has started to change.
+// bits of the state it leaves in unlock or unlockAndDeliver. So a set bit read
+// by a recorder holds for a state no critical section has started to change,
+// and the record is linearized before that critical section. (State, Snapshot
+// and event delivery take the mutex without lock(): they change no state.)
 const (
 	// noopFastSuccess: a fast success (duration <= the slow-call threshold) in
 	// CLOSED or METRICS_ONLY whose COUNT_BASED window is full of fast successes,
@@ -679,13 +685,27 @@ func (cb *CircuitBreaker) noopBits() uint32 {
 }
 
 // lock takes the mutex for a critical section that may change the state and
-// clears noop first (see noopBits); unlockAndDeliver publishes it again.
+// clears noop first (see noopBits); unlock or unlockAndDeliver publishes it again.
 func (cb *CircuitBreaker) lock() {
 	cb.mu.Lock()
 	if cb.noopShadow != 0 {
 		cb.noopShadow = 0
 		cb.noop.Store(0)
 	}
+}
+
+// publishNoop stores the noop bits of the current state (lock held).
+func (cb *CircuitBreaker) publishNoop() {
+	if w := cb.noopBits(); w != cb.noopShadow {
+		cb.noopShadow = w
+		cb.noop.Store(w)
+	}
+}
+
+// unlock ends a critical section begun with lock without delivering events.
+func (cb *CircuitBreaker) unlock() {
+	cb.publishNoop()
+	cb.mu.Unlock()
 }
 
 // setState makes s the current state (lock held).

@@ -98,7 +98,9 @@ type metrics struct {
 
 // newCountMetrics builds a COUNT_BASED window of size calls (size 0: never records).
 func newCountMetrics(size, minCalls int) *metrics {
-	return &metrics{size: size, minCalls: minCalls, ring: make([]uint8, size)}
+	// Capacity rounded up to whole 64-byte lines: the ring is written by every
+	// record and should not share a cache line with another object.
+	return &metrics{size: size, minCalls: minCalls, ring: make([]uint8, size, (size+63)&^63)}
 }
 
 // newTimeMetrics builds a TIME_BASED window of size seconds whose head is nowSec.
