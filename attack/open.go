@@ -32,91 +32,147 @@ const (
 	errPhaseOver = stopError("phase over")
 )
 
-// slot is one scheduled send: its intended time, and its Seq once it is
-// handed to a worker.
-type slot struct {
-	seq      int64
-	intended time.Time
-}
-
-// slotQueue hands scheduled slots from the pacer to the targeter, in order.
-type slotQueue struct {
-	mu    sync.Mutex
-	slots []slot
-	head  int
-}
-
-func (q *slotQueue) push(s slot) {
-	q.mu.Lock()
-	if q.head > 1024 && q.head*2 > len(q.slots) {
-		q.slots = append(q.slots[:0], q.slots[q.head:]...)
-		q.head = 0
-	}
-	q.slots = append(q.slots, s)
-	q.mu.Unlock()
-}
-
-// take pops the oldest slot and numbers it from seq, under one lock so Seqs
-// follow intended-send order. A slot taken at or after end is returned with
-// late = true and no Seq.
-func (q *slotQueue) take(seq *atomic.Int64, end time.Time) (s slot, ok, late bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.head >= len(q.slots) {
-		return slot{}, false, false
-	}
-	s = q.slots[q.head]
-	q.head++
-	if !time.Now().Before(end) {
-		return s, true, true
-	}
-	s.seq = seq.Add(1)
-	return s, true, false
-}
-
-// pacer is a vegeta.Pacer for one phase that never catches up: slot i is due
-// at start + i/rate; a slot the pacer reaches more than dropAfter late, or at
-// or after the phase's end, is dropped and counted instead of sent.
-// vegeta calls Pace from one goroutine only.
-type pacer struct {
+// schedule is one rate phase's send plan: slot i is due at start + i/rate.
+// Its Pace method is the phase's vegeta.Pacer (called from vegeta's one pacing
+// goroutine) and its take method feeds the phase's targeter (called from
+// vegeta's workers).
+//
+// Every slot ends in exactly one count, each counted where it happens:
+// released and taken by a worker before the phase's end (sent: it gets a
+// Seq), skipped by the pacer more than dropAfter behind (late), taken by a
+// worker at or after the phase's end (over), or, once the attack is over,
+// never reached by the pacer or released and never taken (counted by
+// dropped, if due before the cutoff). So sent + dropped = planned is a real
+// check on the result pipeline, not an identity.
+type schedule struct {
 	start, end time.Time
 	rate       float64
 	planned    int
 	dropAfter  time.Duration
-	next       int
-	queue      *slotQueue
 	stopped    *atomic.Bool
+	// stall, when set (tests only), runs before the pacer looks at slot next.
+	stall func(next int)
+
+	mu     *sync.Mutex // shared by every phase of the run: Seqs follow intended order across phases
+	next   int         // the next slot the pacer looks at
+	queue  []int       // released slots not yet taken, from head on, oldest first
+	head   int
+	handed int           // slots given a Seq
+	late   int           // skipped by the pacer: more than dropAfter behind
+	over   int           // taken at or after the phase's end
+	behind time.Duration // the furthest behind schedule seen (now - due)
 }
 
-func (p *pacer) due(i int) time.Time {
-	return p.start.Add(time.Duration(float64(i) / p.rate * float64(time.Second)))
+func (s *schedule) due(i int) time.Time {
+	return s.start.Add(time.Duration(float64(i) / s.rate * float64(time.Second)))
 }
 
-// Pace implements vegeta.Pacer. It ignores vegeta's elapsed and hit count and
-// works from its own schedule.
-func (p *pacer) Pace(time.Duration, uint64) (time.Duration, bool) {
-	if p.stopped.Load() {
+func (s *schedule) noteBehind(d time.Duration) {
+	s.behind = max(s.behind, d)
+}
+
+// Pace implements vegeta.Pacer. It ignores vegeta's elapsed time and hit
+// count and works from the phase's own schedule: it releases the next slot
+// at its due time, skips (drops) the slots more than dropAfter behind, and
+// stops at the phase's end. It never catches up beyond dropAfter, so a
+// stall drops only the sends whose time passed by more than dropAfter and
+// the phase then goes on on schedule.
+func (s *schedule) Pace(time.Duration, uint64) (time.Duration, bool) {
+	if s.stopped.Load() {
 		return 0, true
+	}
+	if s.stall != nil {
+		s.mu.Lock()
+		next := s.next
+		s.mu.Unlock()
+		s.stall(next)
 	}
 	now := time.Now()
-	if !now.Before(p.end) {
-		p.next = p.planned
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !now.Before(s.end) {
+		// The slots left were due before the end and never reached: dropped
+		// (counted by dropped). A whole phase goes this way only if the
+		// process stalled for the whole phase.
+		if s.next < s.planned {
+			s.noteBehind(now.Sub(s.due(s.next)))
+		}
 		return 0, true
 	}
-	for p.next < p.planned {
-		due := p.due(p.next)
-		p.next++
-		if now.Sub(due) > p.dropAfter {
-			continue // dropped: counted at the phase's end as due - sent
+	for s.next < s.planned {
+		i := s.next
+		s.next++
+		lag := now.Sub(s.due(i))
+		s.noteBehind(lag)
+		if lag > s.dropAfter {
+			s.late++
+			continue
 		}
-		p.queue.push(slot{intended: due})
-		return max(due.Sub(now), 0), false
+		if s.head > 1024 && s.head*2 > len(s.queue) {
+			s.queue = append(s.queue[:0], s.queue[s.head:]...)
+			s.head = 0
+		}
+		s.queue = append(s.queue, i)
+		return max(-lag, 0), false
 	}
 	return 0, true
 }
 
 // Rate implements vegeta.Pacer (informational: the phase's rate).
-func (p *pacer) Rate(time.Duration) float64 { return p.rate }
+func (s *schedule) Rate(time.Duration) float64 { return s.rate }
+
+// take pops the oldest released slot for a worker's tick. Before the phase's
+// end it numbers the slot from seq and returns its intended time and the
+// send time (now, which is never before the intended time: a slot's tick
+// is given out at or after its due time, and ticks are taken in order).
+// At or after the end the slot is counted as over and over is true.
+// ok is false if no slot is waiting (it cannot happen: the pacer releases a
+// slot before every tick).
+func (s *schedule) take(seq *atomic.Int64) (n int64, intended, sent time.Time, ok, over bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.head >= len(s.queue) {
+		return 0, time.Time{}, time.Time{}, false, false
+	}
+	i := s.queue[s.head]
+	s.head++
+	intended = s.due(i)
+	now := time.Now()
+	s.noteBehind(now.Sub(intended))
+	if !now.Before(s.end) {
+		s.over++
+		return 0, intended, now, true, true
+	}
+	s.handed++
+	return seq.Add(1), intended, now, true, false
+}
+
+// drops is a phase's dropped sends by where they were given up.
+type drops struct {
+	late      int // skipped by the pacer: more than dropAfter behind
+	over      int // taken by a worker at or after the phase's end
+	unreached int // never reached by the pacer before the phase ended or the run stopped
+	untaken   int // released, but no worker took them before the attack ended
+}
+
+func (d drops) total() int { return d.late + d.over + d.unreached + d.untaken }
+
+// dropped counts the phase's dropped sends once its attack is over: the
+// pacer's and the targeter's drops, plus the slots due before cutoff that
+// were never reached or never taken. Slots due at or after cutoff (a
+// cancelled run) are not dropped: their time never came.
+func (s *schedule) dropped(ph Phase, cutoff time.Time) drops {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := drops{late: s.late, over: s.over}
+	for _, i := range s.queue[s.head:] {
+		if s.due(i).Before(cutoff) {
+			d.untaken++
+		}
+	}
+	d.unreached = max(dueBefore(ph, s.start, cutoff)-s.next, 0)
+	return d
+}
 
 // ctxTransport runs every request of a phase's Attacker under the run's
 // context plus the per-request timeout (covering the answer's body too), so a
@@ -205,23 +261,25 @@ func (e *engine) open(ctx context.Context) (Summary, error) {
 	}
 	end := t0 // the end of the last phase
 	cancelled := false
+	scheds := make([]*schedule, len(phases))
+	var takeMu sync.Mutex
 	for i, ph := range phases {
 		t0 := starts[i]
 		if !sleepUntil(ctx, t0) {
 			cancelled = true
 			break
 		}
-		if e.cfg.stall != nil {
-			e.cfg.stall(i)
-		}
-		e.log.Debug("phase start", "phase", ph.Name, "rate_per_s", ph.Rate, "duration", ph.Duration)
+		e.log.Debug("phase start", "phase", ph.Name, "rate_per_s", ph.Rate, "duration", ph.Duration, "late_by", time.Since(t0))
 		if ph.Rate > 0 {
-			q := &slotQueue{}
 			interval := time.Duration(float64(time.Second) / ph.Rate)
-			p := &pacer{
+			sc := &schedule{
 				start: t0, end: t0.Add(ph.Duration), rate: ph.Rate, planned: ph.Planned(),
-				dropAfter: max(e.cfg.DropAfter, interval), queue: q, stopped: &e.stopped,
+				dropAfter: max(e.cfg.DropAfter, interval), stopped: &e.stopped, mu: &takeMu,
 			}
+			if e.cfg.stall != nil {
+				sc.stall = func(next int) { e.cfg.stall(i, next) }
+			}
+			scheds[i] = sc
 			opts := []func(*vegeta.Attacker){
 				vegeta.Client(e.client), vegeta.Timeout(0), vegeta.MaxBody(maxBody),
 			}
@@ -230,7 +288,7 @@ func (e *engine) open(ctx context.Context) (Summary, error) {
 			}
 			atk := vegeta.NewAttacker(opts...)
 			attackers = append(attackers, atk)
-			results := atk.Attack(e.targeter(i, ph.Name, stats[i], q, p.end), p, 0, ph.Name)
+			results := atk.Attack(e.targeter(i, ph.Name, stats[i], sc), sc, 0, ph.Name)
 			drains.Add(1)
 			go func() {
 				defer drains.Done()
@@ -254,7 +312,23 @@ func (e *engine) open(ctx context.Context) (Summary, error) {
 	sum := Summary{Started: started}
 	for i, ph := range phases {
 		ps := stats[i].summary(ph, starts[i], ph.Planned())
-		ps.Dropped = max(dueBefore(ph, starts[i], cutoff)-ps.Sent, 0)
+		if sc := scheds[i]; sc != nil {
+			d := sc.dropped(ph, cutoff)
+			ps.Dropped = d.total()
+			sc.mu.Lock()
+			handed := sc.handed
+			ps.Behind = sc.behind
+			sc.mu.Unlock()
+			if handed != ps.Sent {
+				// Cannot happen: every numbered slot's request yields one result.
+				e.log.Error("attack: sends and results disagree", "phase", ph.Name, "numbered", handed, "results", ps.Sent)
+			}
+			if ps.Dropped > 0 {
+				e.log.Info("load generator fell behind: sends dropped", "phase", ph.Name, "planned", ps.Planned,
+					"sent", ps.Sent, "dropped", ps.Dropped, "behind", ps.Behind, "dropped_behind", d.late,
+					"dropped_at_end", d.over, "dropped_unreached", d.unreached, "dropped_untaken", d.untaken)
+			}
+		}
 		sum.Phases = append(sum.Phases, ps)
 	}
 	sum.Ended = time.Now()
@@ -264,12 +338,8 @@ func (e *engine) open(ctx context.Context) (Summary, error) {
 	return sum, nil
 }
 
-// dueBefore counts the phase's scheduled sends due before cutoff.
-//
-// Dropped is computed from it rather than counted where sends are skipped:
-// a send is dropped when its time came (before its phase ended, or before
-// the run was cancelled) and it never left, whichever part of the engine
-// gave up on it.
+// dueBefore counts the phase's scheduled sends due before cutoff (slot i is
+// due at start + i/rate).
 func dueBefore(ph Phase, start, cutoff time.Time) int {
 	planned := ph.Planned()
 	if !cutoff.Before(start.Add(ph.Duration)) {
@@ -282,27 +352,30 @@ func dueBefore(ph Phase, start, cutoff time.Time) int {
 	return min(n, planned)
 }
 
-// targeter builds the first step's request for the next scheduled slot.
+// targeter builds the first step's request for the next released slot.
 //
-// A tick can wait for a free worker after the pacer released it (with
-// MaxWorkers). If it is handed out at or after the phase's end, the send is
-// dropped (counted) and the phase's attack stops: nothing leaves in the next
-// phase's time, in particular not in a pause.
-func (e *engine) targeter(phase int, name string, stats *phaseStats, q *slotQueue, end time.Time) vegeta.Targeter {
+// A targeter error ends the phase's whole vegeta attack, so it returns one
+// only when the phase is over for good: the run was cancelled, or a tick was
+// taken at or after the phase's end (it waited for a free worker, or the
+// process stalled). That send is dropped (counted) and nothing of the phase
+// leaves in the next phase's time, in particular not in a pause. A send
+// taken before the end always leaves, late if need be.
+func (e *engine) targeter(phase int, name string, stats *phaseStats, sc *schedule) vegeta.Targeter {
 	cs := &e.steps[0]
 	return func(t *vegeta.Target) error {
 		if e.stopped.Load() {
 			return errStopped
 		}
-		s, ok, over := q.take(&e.seq, end)
+		seq, intended, sent, ok, over := sc.take(&e.seq)
 		if !ok {
-			// Cannot happen: the pacer queues a slot before every tick.
+			// Cannot happen: the pacer releases a slot before every tick.
 			return errStopped
 		}
 		if over {
-			return errPhaseOver // dropped: counted at the phase's end
+			return errPhaseOver // dropped: counted by the schedule
 		}
-		fr := e.newFlowRun(s.seq, phase, name, stats, 0, s.intended)
+		fr := e.newFlowRun(seq, phase, name, stats, 0, intended)
+		fr.res.Sent = sent
 		rs, err := e.render(cs, &fr.data)
 		if err != nil {
 			// Make vegeta fail the request without sending it; drain reports
@@ -316,9 +389,9 @@ func (e *engine) targeter(phase int, name string, stats *phaseStats, q *slotQueu
 		if i := strings.IndexByte(u, '#'); i >= 0 {
 			u = u[:i]
 		}
-		t.URL = u + fragPrefix + strconv.FormatInt(s.seq, 10)
+		t.URL = u + fragPrefix + strconv.FormatInt(seq, 10)
 		e.pendMu.Lock()
-		e.pending[s.seq] = fr
+		e.pending[seq] = fr
 		e.pendMu.Unlock()
 		return nil
 	}
@@ -344,12 +417,16 @@ func (e *engine) drain(ctx context.Context, results <-chan *vegeta.Result) {
 		if !ok {
 			continue
 		}
-		fr.res.Sent = r.Timestamp
+		// fr.res.Sent is when the targeter took the slot, right before the
+		// request went out. vegeta's Timestamp is taken before the targeter
+		// runs, so under load it can belong to an earlier slot's moment (and
+		// precede this slot's intended time): only the end of the hit is used.
 		fr.stats.sent.Add(1)
 		if fr.res.Sent.Sub(fr.intended) > e.lateAfter {
 			fr.stats.late.Add(1)
 		}
-		sr := StepResult{Name: cs.name, Status: int(r.Code), Sent: r.Timestamp, Latency: r.Latency, Error: r.Error}
+		done := r.Timestamp.Add(r.Latency)
+		sr := StepResult{Name: cs.name, Status: int(r.Code), Sent: fr.res.Sent, Latency: max(done.Sub(fr.res.Sent), 0), Error: r.Error}
 		if fr.res.Error != "" { // render error
 			sr.Error, sr.Status = fr.res.Error, 0
 			fr.res.Error = ""

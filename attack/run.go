@@ -66,11 +66,14 @@ type Config struct {
 	// LateAfter is the lateness (actual - intended send time) above which a
 	// send counts as late; 0 means DefaultLateAfter (10 ms).
 	LateAfter time.Duration
-	// DropAfter bounds catching up: a scheduled send that the pacer reaches
-	// more than max(DropAfter, one interval) after its intended time is
-	// dropped (counted, never sent); 0 means DefaultDropAfter (100 ms). So a
-	// stalled sender catches up at most DropAfter worth of traffic, and a
-	// backlog never runs into the next phase.
+	// DropAfter bounds catching up: when the pacer reaches a scheduled send
+	// more than max(DropAfter, one interval) after its intended time, it
+	// drops it (counted, never sent); 0 means DefaultDropAfter (100 ms). So
+	// after a stall the load generator sends at most DropAfter worth of
+	// traffic late and then goes on on schedule. Independently, nothing of a
+	// phase leaves at or after the phase's end: a send still waiting for a
+	// worker then is dropped too, so a backlog never runs into the next
+	// phase or a pause.
 	DropAfter time.Duration
 	// MaxWorkers caps vegeta's concurrent workers per phase; 0 means no cap.
 	// A cap makes the load closed-loop once every worker is busy: the sends
@@ -80,7 +83,10 @@ type Config struct {
 	// random hex digits.
 	RunID string
 
-	stall func(phase int)
+	// stall, when set (tests in this package only), runs in a rate phase's
+	// pacer before it looks at the phase's slot next (0-based): a test sleeps
+	// in it to stall the load generator deterministically.
+	stall func(phase, next int)
 }
 
 // StepResult is the outcome of one step of a flow run.
@@ -114,7 +120,8 @@ type Result struct {
 	// Intended is when the request should have left: phase start + i/rate in
 	// open-model mode, the moment the user was ready in sequential mode.
 	Intended time.Time
-	// Sent is when the first step's request really left.
+	// Sent is when the first step's request left: when a vegeta worker took
+	// the scheduled send and built its request, never before Intended.
 	Sent time.Time
 	// Latency is the whole flow: from Sent to the end of the last step run.
 	Latency time.Duration
@@ -150,12 +157,20 @@ type PhaseSummary struct {
 	// Sent is how many requests left (and produced a Result).
 	Sent int
 	// Dropped is how many scheduled sends came due (before the phase ended or
-	// the run was cancelled) and never left: the engine was more than
-	// Config.DropAfter behind, or every worker was busy (MaxWorkers) until the
-	// phase ended. They have no Result and no Seq.
+	// the run was cancelled) and never left, each counted where it was given
+	// up: the pacer was more than Config.DropAfter behind, a send was still
+	// waiting for a worker (MaxWorkers, or a starved process) at the phase's
+	// end, or the phase's time passed while the process was stalled. They
+	// have no Result and no Seq. Sent + Dropped = Planned for a completed run.
 	Dropped int
 	// Late is how many sends left more than Config.LateAfter after their intended time.
 	Late int
+	// Behind is the furthest the load generator fell behind this phase's
+	// schedule: the largest now - intended time seen when a send was
+	// released, taken by a worker or dropped; 0 if it never was. A stall of
+	// the process (or of its scheduling) shows here; a phase the process
+	// slept through entirely has Behind >= Duration and every send dropped.
+	Behind time.Duration
 	// Failed is how many sent requests ended with an error.
 	Failed int
 }
