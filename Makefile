@@ -21,12 +21,10 @@ test-deps:
 vet:
 	$(GO) vet ./...
 
-$(STATICCHECK):
-	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
-
-staticcheck: $(STATICCHECK)
-	@if [ "$$($(STATICCHECK) -version 2>/dev/null | awk '{print $$NF}' | tr -d '()')" != "$(STATICCHECK_VERSION)" ] && ! $(STATICCHECK) -version | grep -q "$(STATICCHECK_VERSION:v%=%)"; then \
-		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); fi
+## staticcheck: installs the pinned version when it is missing or another version is installed.
+staticcheck:
+	@$(STATICCHECK) -version 2>/dev/null | grep -qF "($(STATICCHECK_VERSION:v%=%))" || \
+		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	$(STATICCHECK) ./...
 
 unit:
