@@ -2,14 +2,22 @@ package attack
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,13 +26,26 @@ import (
 )
 
 // benchServerEnv makes the test binary act as the benchmark's target: a
-// zero-latency handler in its own process, so getrusage(RUSAGE_SELF) in the
-// benchmark counts the load generator only.
+// zero-latency handler in its own process, so the load generator's CPU time
+// does not include the target's.
 const benchServerEnv = "CBPROBE_ATTACK_BENCH_SERVER"
+
+// benchRoundEnv makes the test binary run one engine's round of
+// BenchmarkAttackCPU (its value is the engine) against the target in
+// benchTargetEnv for benchRoundLenEnv, and print a roundResult.
+const (
+	benchRoundEnv    = "CBPROBE_ATTACK_BENCH_ROUND"
+	benchTargetEnv   = "CBPROBE_ATTACK_BENCH_TARGET"
+	benchRoundLenEnv = "CBPROBE_ATTACK_BENCH_ROUND_LEN"
+)
 
 func TestMain(m *testing.M) {
 	if os.Getenv(benchServerEnv) == "1" {
 		serveBench()
+		return
+	}
+	if engine := os.Getenv(benchRoundEnv); engine != "" {
+		benchRoundChild(engine)
 		return
 	}
 	m.Run() // since Go 1.15 the testing package exits with m.Run's code
@@ -74,12 +95,12 @@ func startBenchServer(b *testing.B) string {
 }
 
 // cpuTime is this process's user + system CPU time so far.
-func cpuTime(b *testing.B) time.Duration {
+func cpuTime() (time.Duration, error) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
+		return 0, fmt.Errorf("getrusage: %w", err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
 
 func benchDuration(b *testing.B) time.Duration {
@@ -94,80 +115,312 @@ func benchDuration(b *testing.B) time.Duration {
 	return d
 }
 
+// benchPlan reads CBPROBE_BENCH_ENGINES: "both" (the default) compares
+// cbprobe with vegeta; "aa" runs plain vegeta in both slots (cbprobe's
+// included), so cpu-ratio shows the harness's own noise on this machine;
+// "cbprobe" or "vegeta" runs that engine alone inside the benchmark process,
+// so a -cpuprofile shows it.
+func benchPlan(b *testing.B) (slotA, slotB string, inProcess bool) {
+	switch s := os.Getenv("CBPROBE_BENCH_ENGINES"); s {
+	case "", "both":
+		return engineCbprobe, engineVegeta, false
+	case "aa":
+		return engineVegeta, engineVegeta, false
+	case engineCbprobe, engineVegeta:
+		return s, "", true
+	default:
+		b.Fatalf("CBPROBE_BENCH_ENGINES=%q: want both, aa, cbprobe or vegeta", s)
+		return "", "", false
+	}
+}
+
+// The engines BenchmarkAttackCPU compares.
+const (
+	engineCbprobe = "cbprobe"
+	engineVegeta  = "vegeta"
+)
+
+// benchRate is BenchmarkAttackCPU's attack rate in requests per second.
+const benchRate = 5000
+
+// roundResult is one engine's round: its CPU time (user+sys, from the
+// attack's start to the last result), 200 answers, and cbprobe's late and
+// dropped sends.
+type roundResult struct {
+	CPU           time.Duration
+	OK            int
+	Late, Dropped int
+}
+
+// runRound runs one engine's attack at benchRate for d against target in
+// this process, after a forced GC, and measures its CPU time with
+// getrusage(RUSAGE_SELF).
+//
+// vegeta is plain vegeta: ConstantPacer, default Attacker with its timeout,
+// a consumer counting results. cbprobe is Run with a one-step GET flow under
+// a cancellable context (as the command gives it) and an emit that counts
+// results and encodes each one as a requests.csv record (csvSink): cbprobe's
+// attack with its writer. Each gets a fresh client with vegeta's transport
+// settings whose idle connections are closed afterwards.
+func runRound(engine, target string, d time.Duration) (roundResult, error) {
+	var res roundResult
+	client := newClient()
+	defer client.CloseIdleConnections()
+	switch engine {
+	case engineVegeta:
+		atk := vegeta.NewAttacker(vegeta.Client(client), vegeta.Timeout(DefaultTimeout))
+		tr := vegeta.NewStaticTargeter(vegeta.Target{Method: http.MethodGet, URL: target + "/"})
+		runtime.GC()
+		c0, err := cpuTime()
+		if err != nil {
+			return res, err
+		}
+		for r := range atk.Attack(tr, vegeta.ConstantPacer{Freq: benchRate, Per: time.Second}, d, "plain") {
+			if r.Code == 200 {
+				res.OK++
+			}
+		}
+		c1, err := cpuTime()
+		res.CPU = c1 - c0
+		return res, err
+	case engineCbprobe:
+		flow, err := SingleRequestFlow(http.MethodGet, "/")
+		if err != nil {
+			return res, err
+		}
+		sink := newCSVSink()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		runtime.GC()
+		c0, err := cpuTime()
+		if err != nil {
+			return res, err
+		}
+		sum, err := Run(ctx, Config{Target: target, Flow: flow, Client: client, Phases: []Phase{{Name: "bench", Rate: benchRate, Duration: d}}},
+			sink.write)
+		sink.w.Flush()
+		c1, cerr := cpuTime()
+		res.CPU = c1 - c0
+		if err != nil {
+			return res, fmt.Errorf("cbprobe round: %w", err)
+		}
+		res.OK, res.Late, res.Dropped = sink.ok, sum.Phases[0].Late, sum.Phases[0].Dropped
+		return res, cerr
+	default:
+		return res, fmt.Errorf("unknown engine %q", engine)
+	}
+}
+
+// benchRoundChild is the test binary run as one round's process: it runs
+// the round and prints its roundResult as JSON on stdout.
+func benchRoundChild(engine string) {
+	d, err := time.ParseDuration(os.Getenv(benchRoundLenEnv))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench round: %s: %v\n", benchRoundLenEnv, err)
+		return
+	}
+	res, err := runRound(engine, os.Getenv(benchTargetEnv), d)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench round:", err)
+		return
+	}
+	_ = json.NewEncoder(os.Stdout).Encode(res)
+}
+
+// spawnRound runs one engine's round in a fresh process (the test binary)
+// and returns what it measured.
+func spawnRound(b *testing.B, engine, target string, d time.Duration) roundResult {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), benchRoundEnv+"="+engine, benchTargetEnv+"="+target, benchRoundLenEnv+"="+d.String())
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("%s round: %v", engine, err)
+	}
+	var res roundResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		b.Fatalf("%s round printed %q: %v", engine, out, err)
+	}
+	return res
+}
+
+// csvSink stands in for the results writer cbprobe runs next to an attack
+// (the attack package must not import results): it turns each Result into a
+// requests.csv record (arm, seq, phase, user, intended, sent, latency_ms,
+// status, outcome, error; times in RFC 3339 with nanoseconds, as
+// results.Writer writes them) and encodes it with encoding/csv into a
+// buffered io.Discard, so the benchmark charges cbprobe the per-request cost
+// of recording every request.
+type csvSink struct {
+	w   *csv.Writer
+	rec []string
+	ok  int // requests answered 200
+}
+
+func newCSVSink() *csvSink { return &csvSink{w: csv.NewWriter(io.Discard), rec: make([]string, 0, 10)} }
+
+// write records r; emit calls it (never concurrently).
+func (s *csvSink) write(r Result) {
+	outcome := "failed"
+	switch {
+	case r.Status >= 200 && r.Status < 300:
+		outcome = "succeeded"
+	case r.Status != 0 && bytes.Contains(r.Body, []byte("CallNotPermitted")):
+		outcome = "rejected"
+	}
+	if r.Status == 200 {
+		s.ok++
+	}
+	s.rec = append(s.rec[:0], "attack", strconv.Itoa(r.Seq), r.PhaseName, strconv.Itoa(r.User),
+		r.Intended.UTC().Format(time.RFC3339Nano), r.Sent.UTC().Format(time.RFC3339Nano),
+		strconv.FormatFloat(float64(r.Latency)/float64(time.Millisecond), 'f', 3, 64),
+		strconv.Itoa(r.Status), outcome, r.Error)
+	_ = s.w.Write(s.rec) // io.Discard never fails
+}
+
 // BenchmarkAttackCPU runs the same open-model attack (5,000 GET/s against a
-// zero-latency handler in another process) with plain vegeta (ConstantPacer,
-// default Attacker, a consumer counting results) and with cbprobe's Run (a
-// one-step flow, an emit counting results), in one process. The machine is
-// shared, so the attack time is cut into rounds of at most 2 s that alternate
-// which engine goes first; load that comes and goes then hits both alike.
-// It reports each achieved rate relative to the target and cbprobe's CPU time
-// (getrusage user+sys) relative to vegeta's. CBPROBE_BENCH_DURATION sets each
-// engine's total attack time (default 3s).
+// zero-latency handler in another process) with plain vegeta and with
+// cbprobe's attack with its writer (see runRound), and reports each achieved
+// rate relative to the target and cbprobe's CPU time relative to vegeta's.
+//
+// The machine is shared, so the attack time is cut into rounds of at most
+// 1 s that alternate which engine goes first (ABBA), and every round runs in
+// a fresh process: in-process rounds showed a bias that held for a whole run
+// and changed sign between runs (vegeta against itself gave 1.09 and 0.94).
+// cpu-ratio is cbprobe's CPU time over vegeta's summed over all rounds;
+// cpu-ratio-median is the median of the per-round ratios, which a stall of
+// other work during one round cannot move much.
+//
+// CBPROBE_BENCH_DURATION sets each engine's total attack time (default 3s);
+// CBPROBE_BENCH_ENGINES=aa runs vegeta in both slots (the harness's noise);
+// CBPROBE_BENCH_ENGINES=cbprobe or vegeta runs one engine only, in the
+// benchmark process (profiling); CBPROBE_BENCH_VERBOSE=1 logs every round.
 func BenchmarkAttackCPU(b *testing.B) {
-	const rate = 5000
 	du := benchDuration(b)
-	rounds := max(1, int((du+2*time.Second-1)/(2*time.Second)))
+	slotA, slotB, inProcess := benchPlan(b)
+	rounds := max(1, int((du+time.Second-1)/time.Second))
 	round := du / time.Duration(rounds)
 	target := startBenchServer(b)
+	verbose := os.Getenv("CBPROBE_BENCH_VERBOSE") != ""
+	run := func(engine string) roundResult {
+		if engine == "" {
+			return roundResult{}
+		}
+		if !inProcess {
+			return spawnRound(b, engine, target, round)
+		}
+		res, err := runRound(engine, target, round)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return res
+	}
+	var a, v roundResult // totals of slot A (cbprobe) and slot B (vegeta)
+	var ratios []float64
+	for i := 0; i < b.N; i++ {
+		for r := 0; r < rounds; r++ {
+			var ra, rb roundResult
+			if r%2 == 0 {
+				rb = run(slotB)
+				ra = run(slotA)
+			} else {
+				ra = run(slotA)
+				rb = run(slotB)
+			}
+			if ra.CPU > 0 && rb.CPU > 0 {
+				ratios = append(ratios, ra.CPU.Seconds()/rb.CPU.Seconds())
+			}
+			if verbose {
+				b.Logf("round %d: %s %s (%d ok), %s %s (%d ok)", r, slotA, ra.CPU, ra.OK, slotB, rb.CPU, rb.OK)
+			}
+			a.CPU, a.OK, a.Late, a.Dropped = a.CPU+ra.CPU, a.OK+ra.OK, a.Late+ra.Late, a.Dropped+ra.Dropped
+			v.CPU, v.OK = v.CPU+rb.CPU, v.OK+rb.OK
+		}
+	}
+	total := du.Seconds() * float64(b.N)
+	want := float64(benchRate) * total
+	b.ReportMetric(float64(a.OK)/want, slotA+"-achieved/target")
+	b.ReportMetric(100*a.CPU.Seconds()/total, slotA+"-cpu-%")
+	if slotA == engineCbprobe {
+		b.ReportMetric(float64(a.Late)/float64(b.N), "cbprobe-late")
+		b.ReportMetric(float64(a.Dropped)/float64(b.N), "cbprobe-dropped")
+	}
+	if slotB != "" {
+		name := slotB
+		if slotA == slotB {
+			name += "2" // the aa calibration: the second vegeta slot
+		}
+		b.ReportMetric(float64(v.OK)/want, name+"-achieved/target")
+		b.ReportMetric(100*v.CPU.Seconds()/total, name+"-cpu-%")
+		b.ReportMetric(a.CPU.Seconds()/v.CPU.Seconds(), "cpu-ratio")
+		b.ReportMetric(median(ratios), "cpu-ratio-median")
+	}
+}
+
+// median is the middle value of xs (the mean of the two middle ones for an
+// even count); xs is sorted in place.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(xs)
+	m := len(xs) / 2
+	if len(xs)%2 == 1 {
+		return xs[m]
+	}
+	return (xs[m-1] + xs[m]) / 2
+}
+
+// BenchmarkRequestOverhead measures cbprobe's own work per open-model request,
+// without HTTP: the pacer releasing a slot, the targeter building the
+// request, and the result handling (matching, StepResult, Result, emit),
+// for a one-step GET flow with no templates. Its ns/op and allocs/op are
+// what cbprobe adds to each of vegeta's hits in BenchmarkAttackCPU.
+func BenchmarkRequestOverhead(b *testing.B) {
 	flow, err := SingleRequestFlow(http.MethodGet, "/")
 	if err != nil {
 		b.Fatal(err)
 	}
-	var vegCPU, ourCPU time.Duration
-	var vegSent, ourSent, ourLate, ourDropped int
-	// Each round gives each engine a fresh client with vegeta's transport
-	// settings and closes its idle connections afterwards, so neither runs
-	// next to the other's leftover connections.
-	plain := func() {
-		client := newClient()
-		defer client.CloseIdleConnections()
-		atk := vegeta.NewAttacker(vegeta.Client(client), vegeta.Timeout(DefaultTimeout))
-		tr := vegeta.NewStaticTargeter(vegeta.Target{Method: http.MethodGet, URL: target + "/"})
-		c0 := cpuTime(b)
-		for r := range atk.Attack(tr, vegeta.ConstantPacer{Freq: rate, Per: time.Second}, round, "plain") {
-			if r.Code == 200 {
-				vegSent++
-			}
-		}
-		vegCPU += cpuTime(b) - c0
-	}
-	ours := func() {
-		client := newClient()
-		defer client.CloseIdleConnections()
-		ok := 0
-		c0 := cpuTime(b)
-		sum, err := Run(context.Background(), Config{Target: target, Flow: flow, Client: client, Phases: []Phase{{Name: "bench", Rate: rate, Duration: round}}},
-			func(r Result) {
+	for _, tc := range []struct {
+		name string
+		emit func(*csvSink) func(Result)
+	}{
+		{"count", func(s *csvSink) func(Result) {
+			return func(r Result) {
 				if r.Status == 200 {
-					ok++
+					s.ok++
 				}
-			})
-		ourCPU += cpuTime(b) - c0
-		if err != nil {
-			b.Fatal(err)
-		}
-		ourSent += ok
-		ourLate += sum.Phases[0].Late
-		ourDropped += sum.Phases[0].Dropped
-	}
-	for i := 0; i < b.N; i++ {
-		for r := 0; r < rounds; r++ {
-			if r%2 == 0 {
-				plain()
-				ours()
-			} else {
-				ours()
-				plain()
 			}
-		}
+		}},
+		{"csv", func(s *csvSink) func(Result) { return s.write }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			sink := newCSVSink()
+			e, err := newEngine(Config{Target: "http://127.0.0.1:1", Flow: flow, Phases: []Phase{{Name: "bench", Rate: MaxRate, Duration: time.Hour}}}, tc.emit(sink))
+			if err != nil {
+				b.Fatal(err)
+			}
+			// Every slot is due in the past (start an hour ago, 1e9/s) and
+			// within dropAfter, so Pace releases one slot per call at once.
+			start := time.Now().Add(-time.Hour)
+			sc := &schedule{start: start, end: start.Add(3 * time.Hour), rate: 1e9, planned: math.MaxInt32,
+				dropAfter: 2 * time.Hour, stopped: &e.stopped, mu: &sync.Mutex{}}
+			tr := e.targeter(0, "bench", &phaseStats{}, sc)
+			body := []byte("ok")
+			ctx := context.Background()
+			for b.Loop() {
+				sc.Pace(0, 0)
+				var t vegeta.Target
+				if err := tr(&t); err != nil {
+					b.Fatal(err)
+				}
+				now := time.Now()
+				e.handle(ctx, &vegeta.Result{URL: t.URL, Method: t.Method, Code: 200, Body: body, Timestamp: now, Latency: time.Microsecond})
+			}
+			sink.w.Flush()
+			if sink.ok != b.N {
+				b.Fatalf("%d results answered 200, want %d", sink.ok, b.N)
+			}
+		})
 	}
-	total := du.Seconds() * float64(b.N)
-	want := float64(rate) * total
-	b.ReportMetric(float64(ourSent)/want, "cbprobe-achieved/target")
-	b.ReportMetric(float64(vegSent)/want, "vegeta-achieved/target")
-	b.ReportMetric(ourCPU.Seconds()/vegCPU.Seconds(), "cpu-ratio")
-	b.ReportMetric(100*ourCPU.Seconds()/total, "cbprobe-cpu-%")
-	b.ReportMetric(100*vegCPU.Seconds()/total, "vegeta-cpu-%")
-	b.ReportMetric(float64(ourLate)/float64(b.N), "cbprobe-late")
-	b.ReportMetric(float64(ourDropped)/float64(b.N), "cbprobe-dropped")
 }

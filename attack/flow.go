@@ -327,7 +327,16 @@ type compiledStep struct {
 	// read-only), nil otherwise.
 	constHeader http.Header
 	body        textTemplate
-	capture     []captureSpec
+	// constBody is the body when it is not a template (shared, read-only;
+	// nil when empty).
+	constBody []byte
+	// constant is set when neither the URL, a header value nor the body is
+	// a template: every request of the step is the same.
+	constant bool
+	// fixedURL is the absolute URL when the URL is not a template (set by
+	// the engine, which knows Config.Target).
+	fixedURL string
+	capture  []captureSpec
 }
 
 type headerTemplate struct {
@@ -537,6 +546,10 @@ func (f *Flow) compile(file string, lines map[string]int) ([]compiledStep, error
 			}
 			cs.constHeader[h.key] = []string{h.val.text}
 		}
+		if cs.body.tmpl == nil && st.Body != "" {
+			cs.constBody = []byte(st.Body)
+		}
+		cs.constant = cs.url.tmpl == nil && cs.body.tmpl == nil && cs.constHeader != nil
 		compiled = append(compiled, cs)
 	}
 	return compiled, nil

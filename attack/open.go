@@ -67,6 +67,13 @@ func (s *schedule) due(i int) time.Time {
 	return s.start.Add(time.Duration(float64(i) / s.rate * float64(time.Second)))
 }
 
+// now is the current time on the phase's monotonic clock: start plus the
+// monotonic time since start. It costs one clock read where time.Now costs
+// two (wall and monotonic), and the pacer and every worker call it per send.
+func (s *schedule) now() time.Time {
+	return s.start.Add(time.Since(s.start))
+}
+
 func (s *schedule) noteBehind(d time.Duration) {
 	s.behind = max(s.behind, d)
 }
@@ -87,7 +94,7 @@ func (s *schedule) Pace(time.Duration, uint64) (time.Duration, bool) {
 		s.mu.Unlock()
 		s.stall(next)
 	}
-	now := time.Now()
+	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !now.Before(s.end) {
@@ -137,7 +144,7 @@ func (s *schedule) take(seq *atomic.Int64) (n int64, intended, sent time.Time, o
 	i := s.queue[s.head]
 	s.head++
 	intended = s.due(i)
-	now := time.Now()
+	now := s.now()
 	s.noteBehind(now.Sub(intended))
 	if !now.Before(s.end) {
 		s.over++
@@ -352,6 +359,20 @@ func dueBefore(ph Phase, start, cutoff time.Time) int {
 	return min(n, planned)
 }
 
+// inflight is a first step between the targeter and its vegeta result: what
+// the targeter knew when it built the request. It is kept by value in
+// engine.pending (no allocation); only flows that need more than their first
+// request (more steps, or captures) carry a flowRun.
+type inflight struct {
+	fr       *flowRun // nil for a one-step flow without captures
+	stats    *phaseStats
+	phase    int
+	orderID  string
+	intended time.Time
+	sent     time.Time
+	err      string // the render error, if any
+}
+
 // targeter builds the first step's request for the next released slot.
 //
 // A targeter error ends the phase's whole vegeta attack, so it returns one
@@ -360,6 +381,9 @@ func dueBefore(ph Phase, start, cutoff time.Time) int {
 // process stalled). That send is dropped (counted) and nothing of the phase
 // leaves in the next phase's time, in particular not in a pause. A send
 // taken before the end always leaves, late if need be.
+//
+// A constant first step (no template in its URL, headers or body) costs two
+// allocations: the URL (with the Seq fragment) and the OrderID.
 func (e *engine) targeter(phase int, name string, stats *phaseStats, sc *schedule) vegeta.Targeter {
 	cs := &e.steps[0]
 	return func(t *vegeta.Target) error {
@@ -374,74 +398,113 @@ func (e *engine) targeter(phase int, name string, stats *phaseStats, sc *schedul
 		if over {
 			return errPhaseOver // dropped: counted by the schedule
 		}
-		fr := e.newFlowRun(seq, phase, name, stats, 0, intended)
-		fr.res.Sent = sent
-		rs, err := e.render(cs, &fr.data)
-		if err != nil {
-			// Make vegeta fail the request without sending it; drain reports
-			// the render error.
-			fr.res.Error = err.Error()
-			t.Method = "INVALID METHOD"
+		h := inflight{stats: stats, phase: phase, intended: intended, sent: sent}
+		var data *TemplateData
+		if e.keepRuns {
+			h.fr = e.newFlowRun(seq, phase, name, stats, 0, intended)
+			h.fr.res.Sent = sent
+			data = &h.fr.data
+			h.orderID = data.OrderID
 		} else {
-			t.Method, t.Body, t.Header = rs.method, rs.body, rs.header
+			h.orderID = orderID(e.cfg.RunID, seq)
+			if !cs.constant {
+				data = &TemplateData{Seq: int(seq), OrderID: h.orderID, UserID: openUserID}
+			}
 		}
-		u := rs.url
-		if i := strings.IndexByte(u, '#'); i >= 0 {
-			u = u[:i]
+		prefix := e.urlPrefix
+		if cs.constant {
+			t.Method, t.Body, t.Header = cs.method, cs.constBody, cs.constHeader
+		} else {
+			rs, err := e.render(cs, data)
+			if err != nil {
+				// Make vegeta fail the request without sending it; handle
+				// reports the render error.
+				h.err = err.Error()
+				t.Method = "INVALID METHOD"
+			} else {
+				t.Method, t.Body, t.Header = rs.method, rs.body, rs.header
+			}
+			if prefix == "" {
+				prefix = withoutFragment(rs.url) + fragPrefix
+			}
 		}
-		t.URL = u + fragPrefix + strconv.FormatInt(seq, 10)
+		var n [20]byte
+		t.URL = prefix + string(strconv.AppendInt(n[:0], seq, 10))
 		e.pendMu.Lock()
-		e.pending[seq] = fr
+		e.pending[seq] = h
 		e.pendMu.Unlock()
 		return nil
 	}
 }
 
-// drain turns the phase's vegeta results into flow runs: it finishes
-// single-step runs and hands multi-step runs to their own goroutine.
-func (e *engine) drain(ctx context.Context, results <-chan *vegeta.Result) {
-	cs := &e.steps[0]
-	for r := range results {
-		i := strings.LastIndex(r.URL, fragPrefix)
-		if i < 0 {
-			continue // the targeter refused (run stopped): nothing was sent
-		}
-		seq, err := strconv.ParseInt(r.URL[i+len(fragPrefix):], 10, 64)
-		if err != nil {
-			continue
-		}
-		e.pendMu.Lock()
-		fr, ok := e.pending[seq]
-		delete(e.pending, seq)
-		e.pendMu.Unlock()
-		if !ok {
-			continue
-		}
-		// fr.res.Sent is when the targeter took the slot, right before the
-		// request went out. vegeta's Timestamp is taken before the targeter
-		// runs, so under load it can belong to an earlier slot's moment (and
-		// precede this slot's intended time): only the end of the hit is used.
-		fr.stats.sent.Add(1)
-		if fr.res.Sent.Sub(fr.intended) > e.lateAfter {
-			fr.stats.late.Add(1)
-		}
-		done := r.Timestamp.Add(r.Latency)
-		sr := StepResult{Name: cs.name, Status: int(r.Code), Sent: fr.res.Sent, Latency: max(done.Sub(fr.res.Sent), 0), Error: r.Error}
-		if fr.res.Error != "" { // render error
-			sr.Error, sr.Status = fr.res.Error, 0
-			fr.res.Error = ""
-		}
-		if !e.finishStep(fr, cs, sr, r.Body) || len(e.steps) == 1 {
-			e.complete(fr)
-			continue
-		}
-		e.flows.Add(1)
-		go func() {
-			defer e.flows.Done()
-			e.runSteps(ctx, fr, 1)
-			e.complete(fr)
-		}()
+// withoutFragment cuts a URL's #fragment.
+func withoutFragment(u string) string {
+	if i := strings.IndexByte(u, '#'); i >= 0 {
+		return u[:i]
 	}
+	return u
+}
+
+// drain turns the phase's vegeta results into flow runs.
+func (e *engine) drain(ctx context.Context, results <-chan *vegeta.Result) {
+	for r := range results {
+		e.handle(ctx, r)
+	}
+}
+
+// handle turns one vegeta result into its flow run's first step: it finishes
+// one-step runs and hands multi-step runs to their own goroutine.
+func (e *engine) handle(ctx context.Context, r *vegeta.Result) {
+	i := strings.LastIndex(r.URL, fragPrefix)
+	if i < 0 {
+		return // the targeter refused (run stopped): nothing was sent
+	}
+	seq, err := strconv.ParseInt(r.URL[i+len(fragPrefix):], 10, 64)
+	if err != nil {
+		return
+	}
+	e.pendMu.Lock()
+	h, ok := e.pending[seq]
+	delete(e.pending, seq)
+	e.pendMu.Unlock()
+	if !ok {
+		return
+	}
+	// h.sent is when the targeter took the slot, right before the request
+	// went out. vegeta's Timestamp is taken before the targeter runs, so
+	// under load it can belong to an earlier slot's moment (and precede this
+	// slot's intended time): only the end of the hit is used.
+	h.stats.sent.Add(1)
+	if h.sent.Sub(h.intended) > e.lateAfter {
+		h.stats.late.Add(1)
+	}
+	cs := &e.steps[0]
+	done := r.Timestamp.Add(r.Latency)
+	sr := StepResult{Name: cs.name, Status: int(r.Code), Sent: h.sent, Latency: max(done.Sub(h.sent), 0), Error: r.Error}
+	if h.err != "" { // render error
+		sr.Error, sr.Status = h.err, 0
+	}
+	if h.fr == nil {
+		// A one-step flow without captures: the run lives on the stack.
+		fr := flowRun{seq: seq, phase: h.phase, stats: h.stats, intended: h.intended, res: Result{
+			Seq: int(seq), Phase: h.phase, PhaseName: e.cfg.Phases[h.phase].Name, OrderID: h.orderID,
+			Intended: h.intended, Sent: h.sent,
+		}}
+		e.finishStep(&fr, cs, sr, r.Body)
+		e.complete(&fr)
+		return
+	}
+	fr := h.fr
+	if !e.finishStep(fr, cs, sr, r.Body) || len(e.steps) == 1 {
+		e.complete(fr)
+		return
+	}
+	e.flows.Add(1)
+	go func() {
+		defer e.flows.Done()
+		e.runSteps(ctx, fr, 1)
+		e.complete(fr)
+	}()
 }
 
 // sequential runs Users users, each doing Requests flow runs back to back.

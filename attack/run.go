@@ -237,9 +237,15 @@ type engine struct {
 	seq     atomic.Int64
 	stopped atomic.Bool
 	pendMu  sync.Mutex
-	pending map[int64]*flowRun // between targeter and result
+	pending map[int64]inflight // between targeter and result
 	hasVars bool               // some step captures
-	flows   sync.WaitGroup
+	// keepRuns is set when a flow run needs more than its first request
+	// (more steps, or captures): the targeter then builds a flowRun.
+	keepRuns bool
+	// urlPrefix is the first step's URL plus fragPrefix when the URL is
+	// not a template, "" otherwise.
+	urlPrefix string
+	flows     sync.WaitGroup
 }
 
 func newEngine(cfg Config, emit func(Result)) (*engine, error) {
@@ -322,12 +328,20 @@ func newEngine(cfg Config, emit func(Result)) (*engine, error) {
 	client := &http.Client{Transport: base, CheckRedirect: shared.CheckRedirect, Jar: shared.Jar}
 	e := &engine{
 		cfg: cfg, steps: steps, target: target, log: log, client: client, base: base,
-		lateAfter: cfg.LateAfter, emitFn: emit, pending: map[int64]*flowRun{},
+		lateAfter: cfg.LateAfter, emitFn: emit, pending: map[int64]inflight{},
 	}
-	for _, s := range steps {
+	for i := range steps {
+		s := &steps[i]
 		if len(s.capture) > 0 {
 			e.hasVars = true
 		}
+		if s.url.tmpl == nil {
+			s.fixedURL = e.resolve(s, s.url.text)
+		}
+	}
+	e.keepRuns = e.hasVars || len(steps) > 1
+	if steps[0].url.tmpl == nil {
+		e.urlPrefix = withoutFragment(steps[0].fixedURL) + fragPrefix
 	}
 	return e, nil
 }
@@ -379,7 +393,7 @@ func (e *engine) newFlowRun(seq int64, phase int, name string, stats *phaseStats
 	if e.hasVars {
 		fr.data.Vars = make(map[string]string, 2)
 	}
-	fr.data.UserID = "cbprobe"
+	fr.data.UserID = openUserID
 	if user > 0 {
 		fr.data.UserID = fmt.Sprintf("user-%d", user)
 	}
@@ -388,17 +402,14 @@ func (e *engine) newFlowRun(seq int64, phase int, name string, stats *phaseStats
 	return fr
 }
 
-// orderID is "<runID>-<seq, at least 6 digits>".
+// openUserID is TemplateData.UserID in open-model mode.
+const openUserID = "cbprobe"
+
+// orderID is "<runID>-<seq, at least 6 digits>" (one allocation).
 func orderID(runID string, seq int64) string {
-	n := strconv.FormatInt(seq, 10)
-	b := make([]byte, 0, len(runID)+8+len(n))
-	b = append(b, runID...)
-	b = append(b, '-')
-	for i := len(n); i < 6; i++ {
-		b = append(b, '0')
-	}
-	b = append(b, n...)
-	return string(b)
+	var nb [20]byte
+	n := strconv.AppendInt(nb[:0], seq, 10)
+	return runID + "-" + "000000"[:max(6-len(n), 0)] + string(n)
 }
 
 // resolve turns a rendered step URL into an absolute one.
@@ -419,22 +430,30 @@ type renderedStep struct {
 	body        []byte
 }
 
-// render applies the step's templates. The returned header may be shared
-// between requests (constant headers): callers must copy it before changing it.
+// render applies the step's templates. The returned header and body may be
+// shared between requests (constant parts): callers must not change them.
 func (e *engine) render(cs *compiledStep, d *TemplateData) (renderedStep, error) {
 	var r renderedStep
 	r.method = cs.method
-	u, err := cs.url.render(d)
-	if err != nil {
-		return r, fmt.Errorf("render url: %w", err)
+	if cs.url.tmpl == nil {
+		r.url = cs.fixedURL
+	} else {
+		u, err := cs.url.render(d)
+		if err != nil {
+			return r, fmt.Errorf("render url: %w", err)
+		}
+		r.url = e.resolve(cs, u)
 	}
-	r.url = e.resolve(cs, u)
-	body, err := cs.body.render(d)
-	if err != nil {
-		return r, fmt.Errorf("render body: %w", err)
-	}
-	if body != "" {
-		r.body = []byte(body)
+	if cs.body.tmpl == nil {
+		r.body = cs.constBody
+	} else {
+		body, err := cs.body.render(d)
+		if err != nil {
+			return r, fmt.Errorf("render body: %w", err)
+		}
+		if body != "" {
+			r.body = []byte(body)
+		}
 	}
 	if cs.constHeader != nil {
 		r.header = cs.constHeader

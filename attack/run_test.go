@@ -930,3 +930,80 @@ func paidWith(arrivals []arrival, frag string) bool {
 	}
 	return false
 }
+
+// TestOneStepFlows covers the open-model path of one-step flows without
+// captures (no flowRun is kept between the request and its result): a
+// constant POST (body and headers shared by every request), and templates
+// rendered per request. Each Result must match the request the server saw.
+func TestOneStepFlows(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		// want is the body and the X-Ref header the server should see for seq.
+		want func(seq int) (body, ref string)
+	}{
+		{"constant", `
+steps:
+  - method: POST
+    url: /pay#frag
+    headers: {X-Ref: fixed}
+    body: '{"amount":5000}'
+`, func(int) (string, string) { return `{"amount":5000}`, "fixed" }},
+		{"templates", `
+steps:
+  - method: POST
+    url: /pay?seq={{.Seq}}
+    headers: {X-Ref: "{{.OrderID}}"}
+    body: '{"user":"{{.UserID}}","seq":{{.Seq}}}'
+`, func(seq int) (string, string) {
+			return fmt.Sprintf(`{"user":"cbprobe","seq":%d}`, seq), fmt.Sprintf("r1-%06d", seq)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recorder{fn: func(w http.ResponseWriter, _ *http.Request, body string) {
+				w.WriteHeader(http.StatusAccepted)
+				_, _ = io.WriteString(w, "seen "+body)
+			}}
+			srv := httptest.NewServer(rec)
+			defer srv.Close()
+			flow, err := ParseFlow(tc.name+".yaml", []byte(tc.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var col collector
+			phases := mustPhases(t, "40/s:250ms")
+			sum, err := Run(context.Background(), Config{Target: srv.URL, Flow: flow, RunID: "r1", Phases: phases}, col.emit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := col.results()
+			if len(res) != 10 || sum.Phases[0].Sent != 10 {
+				t.Fatalf("%d results, %d sent, want 10", len(res), sum.Phases[0].Sent)
+			}
+			byBody := map[string]arrival{}
+			for _, a := range rec.arrivals() {
+				if a.method != http.MethodPost || a.path != "/pay" || a.header.Get("Content-Type") != "application/json" {
+					t.Errorf("request %s %s (content type %q), want POST /pay as JSON", a.method, a.path, a.header.Get("Content-Type"))
+				}
+				byBody[a.body+" "+a.header.Get("X-Ref")] = a
+			}
+			for i, r := range res {
+				body, ref := tc.want(r.Seq)
+				if _, ok := byBody[body+" "+ref]; !ok {
+					t.Errorf("seq %d: no request with body %q and X-Ref %q", r.Seq, body, ref)
+				}
+				if r.Seq != i+1 || r.OrderID != fmt.Sprintf("r1-%06d", r.Seq) || r.PhaseName != phases[0].Name || r.User != 0 {
+					t.Errorf("result %d: seq %d order %q phase %q user %d", i, r.Seq, r.OrderID, r.PhaseName, r.User)
+				}
+				if r.Status != http.StatusAccepted || r.Error != "" || string(r.Body) != "seen "+body || r.Vars != nil {
+					t.Errorf("seq %d: status %d error %q body %q vars %v", r.Seq, r.Status, r.Error, r.Body, r.Vars)
+				}
+				if len(r.Steps) != 1 || r.Steps[0].Name != "step1" || r.Steps[0].Status != r.Status || !r.Steps[0].Sent.Equal(r.Sent) {
+					t.Errorf("seq %d: steps %+v", r.Seq, r.Steps)
+				}
+				if r.Sent.Before(r.Intended) || r.Latency <= 0 || r.Latency != r.Steps[0].Latency {
+					t.Errorf("seq %d: intended %s sent %s latency %s", r.Seq, r.Intended, r.Sent, r.Latency)
+				}
+			}
+		})
+	}
+}
