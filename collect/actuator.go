@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 )
 
 // ActuatorSource reads a Spring Boot actuator: /circuitbreakers (or, when that is
@@ -14,18 +15,35 @@ import (
 // /timelimiterevents and /retryevents when exposed. Events are de-duplicated
 // across polls and ring-buffer losses are reported.
 type ActuatorSource struct {
-	base      string
-	g         *httpGetter
-	said      map[string]bool
-	useHealth bool
-	namesOnly bool
-	off       map[string]bool // optional endpoints that answered 404
-	rings     map[string]*ring
-	prev      map[BreakerKey]BreakerSample
-	prevSeen  map[BreakerKey][2]int // NOT_PERMITTED and SUCCESS/ERROR events delivered last poll
-	lastBody  map[string][]byte     // path -> previous body: an unchanged body is not parsed again
-	lastBrk   []BreakerSample
+	base        string
+	g           *httpGetter
+	said        map[string]bool
+	useHealth   bool
+	namesOnly   bool
+	off         map[string]bool // optional endpoints that answered 404
+	rings       map[string]*ring
+	prev        map[BreakerKey]BreakerSample
+	prevSeen    map[BreakerKey][2]int // NOT_PERMITTED and SUCCESS/ERROR events delivered last poll
+	lastBody    map[string][]byte     // path -> previous body: an unchanged body is not parsed again
+	lastBrk     []BreakerSample
+	evCache     map[string]*eventCache // path -> parser reusing the previous answer's events
+	spare       map[string][]byte      // path -> unreferenced buffer for the next answer
+	sideRead    time.Time              // when the time limiter and retry events were last read
+	sideSkipped int                    // polls since then
 }
+
+// sideEventsEvery and sideEventsPolls pace the time limiter and retry event
+// endpoints: they are read at the first poll and then once sideEventsEvery
+// (less 10 % for scheduling jitter) has passed or sideEventsPolls polls have
+// been made, whichever comes first; the breaker and its events are read at
+// every poll. Those events only feed the timeout share and the recording
+// (each event keeps its creationTime), and their rings (100 events a name by
+// default) hold far more than 200 ms of traffic, so reading them at every
+// 50 ms poll would double the sampler's requests for nothing.
+const (
+	sideEventsEvery = 200 * time.Millisecond
+	sideEventsPolls = 4
+)
 
 // NewActuator returns a source for the actuator at base, which may be the
 // service root ("http://host:8080") or the actuator base path
@@ -36,7 +54,8 @@ func NewActuator(base string, opt HTTPOptions) Source {
 		b += "/actuator"
 	}
 	return &ActuatorSource{base: b, g: newGetter(opt), said: map[string]bool{}, off: map[string]bool{},
-		rings: map[string]*ring{}, prev: map[BreakerKey]BreakerSample{}, prevSeen: map[BreakerKey][2]int{}, lastBody: map[string][]byte{}}
+		rings: map[string]*ring{}, prev: map[BreakerKey]BreakerSample{}, prevSeen: map[BreakerKey][2]int{}, lastBody: map[string][]byte{},
+		evCache: map[string]*eventCache{}, spare: map[string][]byte{}}
 }
 
 func hasPathBeyondRoot(u string) bool {
@@ -72,17 +91,23 @@ func (a *ActuatorSource) Poll(ctx context.Context) (Snapshot, error) {
 	s.Breakers = breakers
 	// Events are read after the breakers, so every transition a sample shows is
 	// already in the event list (unless the ring dropped it).
+	side := a.sideRead.IsZero() || a.sideSkipped >= sideEventsPolls-1 || s.Sent.Sub(a.sideRead) >= sideEventsEvery*9/10
+	if side {
+		a.sideRead, a.sideSkipped = s.Sent, 0
+	} else {
+		a.sideSkipped++
+	}
 	type opt struct{ path, key, kind, what string }
 	for _, o := range []opt{
 		{"/circuitbreakerevents", "circuitBreakerEvents", KindCircuitBreaker, "circuit breaker events"},
 		{"/timelimiterevents", "timeLimiterEvents", KindTimeLimiter, "time limiter events"},
 		{"/retryevents", "retryEvents", KindRetry, "retry events"},
 	} {
-		if a.off[o.path] {
+		if a.off[o.path] || o.kind != KindCircuitBreaker && !side {
 			continue
 		}
 		u := a.base + o.path
-		body, _, err := a.g.get(ctx, u, "application/json")
+		body, _, err := a.g.getInto(ctx, u, "application/json", a.spare[o.path])
 		if isStatus(err, 404) {
 			a.off[o.path] = true
 			a.notice(&s, o.path, fmt.Sprintf("%s%s is not exposed (HTTP 404): no %s", safeURL(a.base), o.path, o.what))
@@ -93,17 +118,26 @@ func (a *ActuatorSource) Poll(ctx context.Context) (Snapshot, error) {
 			continue
 		}
 		if bytes.Equal(body, a.lastBody[o.path]) { // nothing happened since the last poll
+			a.spare[o.path] = body
 			if o.kind == KindCircuitBreaker {
 				s.EventsOK = true
 			}
 			continue
 		}
-		evs, err := parseEvents(body, o.key, o.kind)
+		c := a.evCache[o.path]
+		if c == nil {
+			c = newEventCache(o.key, o.kind)
+			a.evCache[o.path] = c
+		}
+		evs, err := c.parse(body)
 		if err != nil {
+			a.spare[o.path] = body
 			s.Warnings = append(s.Warnings, a.g.bodyError(u, err).Error())
 			continue
 		}
-		a.lastBody[o.path] = body
+		// The previous body is no longer referenced (the cache now holds
+		// slices of this one): read the next answer into it.
+		a.lastBody[o.path], a.spare[o.path] = body, a.lastBody[o.path]
 		a.absorb(&s, o.kind, evs)
 		if o.kind == KindCircuitBreaker {
 			s.EventsOK = true
@@ -241,11 +275,19 @@ func cur0(cur []Event) Event {
 func (a *ActuatorSource) absorb(s *Snapshot, kind string, evs []Event) {
 	byName := map[string][]Event{}
 	var order []string
-	for _, e := range evs {
-		if _, ok := byName[e.Name]; !ok {
-			order = append(order, e.Name)
+	single := len(evs) > 0
+	for i := 1; i < len(evs) && single; i++ {
+		single = evs[i].Name == evs[0].Name
+	}
+	if single { // one name (the usual case): no copy
+		order, byName[evs[0].Name] = []string{evs[0].Name}, evs
+	} else {
+		for _, e := range evs {
+			if _, ok := byName[e.Name]; !ok {
+				order = append(order, e.Name)
+			}
+			byName[e.Name] = append(byName[e.Name], e)
 		}
-		byName[e.Name] = append(byName[e.Name], e)
 	}
 	// Names whose ring vanished entirely (restart, or registry entry replaced).
 	for key, r := range a.rings {

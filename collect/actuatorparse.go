@@ -269,33 +269,43 @@ func parseEvents(body []byte, key, kind string) ([]Event, error) {
 	}
 	out := make([]Event, 0, len(dtos))
 	for i, d := range dtos {
-		name := d.CircuitBreakerName
-		switch kind {
-		case KindTimeLimiter:
-			name = d.TimeLimiterName
-		case KindRetry:
-			name = d.RetryName
-		}
-		if name == "" || d.Type == "" {
-			return nil, fmt.Errorf("%s JSON: event %d has no name or type", key, i)
-		}
-		t, err := ParseJavaTime(d.CreationTime)
+		e, err := eventFromDTO(&d, kind)
 		if err != nil {
-			return nil, fmt.Errorf("%s JSON: event %d: %w", key, i, err)
-		}
-		e := Event{Kind: kind, Name: name, Type: d.Type, CreationTime: t, RawTime: d.CreationTime,
-			StateTransition: d.StateTransition, ErrorMessage: d.ErrorMessage, DurationMs: -1, NumberOfAttempts: d.NumberOfAttempts}
-		if d.DurationInMs != nil {
-			e.DurationMs = *d.DurationInMs
-		}
-		if e.Type == "STATE_TRANSITION" {
-			if _, _, ok := splitTransition(e.StateTransition); !ok {
-				return nil, fmt.Errorf("%s JSON: event %d: bad stateTransition %q", key, i, e.StateTransition)
-			}
+			return nil, fmt.Errorf("%s JSON: event %d%w", key, i, err)
 		}
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// eventFromDTO checks and converts one decoded event; its errors start with
+// ": " or " has" so they read well after "event N".
+func eventFromDTO(d *eventDTO, kind string) (Event, error) {
+	name := d.CircuitBreakerName
+	switch kind {
+	case KindTimeLimiter:
+		name = d.TimeLimiterName
+	case KindRetry:
+		name = d.RetryName
+	}
+	if name == "" || d.Type == "" {
+		return Event{}, errors.New(" has no name or type")
+	}
+	t, err := ParseJavaTime(d.CreationTime)
+	if err != nil {
+		return Event{}, fmt.Errorf(": %w", err)
+	}
+	e := Event{Kind: kind, Name: name, Type: d.Type, CreationTime: t, RawTime: d.CreationTime,
+		StateTransition: d.StateTransition, ErrorMessage: d.ErrorMessage, DurationMs: -1, NumberOfAttempts: d.NumberOfAttempts}
+	if d.DurationInMs != nil {
+		e.DurationMs = *d.DurationInMs
+	}
+	if e.Type == "STATE_TRANSITION" {
+		if _, _, ok := splitTransition(e.StateTransition); !ok {
+			return Event{}, fmt.Errorf(": bad stateTransition %q", e.StateTransition)
+		}
+	}
+	return e, nil
 }
 
 // ParseCircuitBreakerEvents decodes GET /actuator/circuitbreakerevents.

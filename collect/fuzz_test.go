@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"reflect"
 	"testing"
 )
 
@@ -57,4 +58,35 @@ func FuzzJavaTime(f *testing.F) {
 	f.Add("2024-10-15T13:22:48.477677565Z[Etc/UTC]")
 	f.Add("2017-01-10T15:39+01:00[Europe/Berlin]")
 	f.Fuzz(func(t *testing.T, s string) { _, _ = ParseJavaTime(s) })
+}
+
+// FuzzEventCache checks that the incremental event parser gives exactly what
+// parseEvents gives (events and errors) for a sequence of answers, the
+// second one parsed with the first one's events cached.
+func FuzzEventCache(f *testing.F) {
+	cb := fixture(f, "actuator-circuitbreakerevents-resilience4j-demo-2017.json")
+	re := fixture(f, "actuator-retryevents-nbicocchi-sb3.json")
+	f.Add(cb, cb[:len(cb)/2])
+	f.Add(re, re)
+	f.Add([]byte(`{"circuitBreakerEvents":[]}`), []byte(` { "circuitBreakerEvents" : [ {"circuitBreakerName":"a","type":"SUCCESS","creationTime":"2024-10-15T13:22:48Z[Etc/UTC]"} ] } `))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		for _, k := range []struct{ key, kind string }{{"circuitBreakerEvents", KindCircuitBreaker}, {"retryEvents", KindRetry}} {
+			c := newEventCache(k.key, k.kind)
+			for i, body := range [][]byte{a, b, a} {
+				want, werr := parseEvents(body, k.key, k.kind)
+				got, err := c.parse(body)
+				if (werr == nil) != (err == nil) || werr != nil && werr.Error() != err.Error() {
+					t.Fatalf("%s answer %d: error %v, want %v", k.key, i, err, werr)
+				}
+				if len(got) != len(want) {
+					t.Fatalf("%s answer %d: %d events, want %d", k.key, i, len(got), len(want))
+				}
+				for j := range want {
+					if !reflect.DeepEqual(got[j], want[j]) {
+						t.Fatalf("%s answer %d event %d: %+v, want %+v", k.key, i, j, got[j], want[j])
+					}
+				}
+			}
+		}
+	})
 }

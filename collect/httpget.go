@@ -71,10 +71,34 @@ type httpGetter struct {
 	clock   Clock
 	logger  *slog.Logger
 	bufSize int
+	sizes   map[string]int // URL -> size of its last body, a read buffer hint
+}
+
+// readAllHint is io.ReadAll starting with buf, or a new buffer when buf has
+// less than hint bytes (plus room to see EOF without growing).
+func readAllHint(r io.Reader, hint int, buf []byte) ([]byte, error) {
+	b := buf[:0]
+	if cap(b) < hint+512 {
+		b = make([]byte, 0, hint+512)
+	}
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 func newGetter(opt HTTPOptions) *httpGetter {
-	g := &httpGetter{headers: opt.Headers.Clone(), timeout: opt.Timeout, maxBody: opt.MaxBody, clock: opt.Clock, logger: opt.Logger, bufSize: opt.EventBufferSize}
+	g := &httpGetter{headers: opt.Headers.Clone(), timeout: opt.Timeout, maxBody: opt.MaxBody, clock: opt.Clock, logger: opt.Logger, bufSize: opt.EventBufferSize,
+		sizes: map[string]int{}}
 	if g.timeout <= 0 {
 		g.timeout = DefaultTimeout
 	}
@@ -154,6 +178,12 @@ func safeURL(u string) string {
 // get fetches u and returns the body (at most maxBody bytes) and the
 // Content-Type. accept may be empty.
 func (g *httpGetter) get(ctx context.Context, u, accept string) ([]byte, string, error) {
+	return g.getInto(ctx, u, accept, nil)
+}
+
+// getInto is get reading the body into buf's memory when it is big enough
+// (the caller must no longer use buf's contents).
+func (g *httpGetter) getInto(ctx context.Context, u, accept string, buf []byte) ([]byte, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
 	su := safeURL(u)
@@ -177,7 +207,14 @@ func (g *httpGetter) get(ctx context.Context, u, accept string) ([]byte, string,
 		return nil, "", g.classify(ctx, su, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, g.maxBody+1))
+	// Size the buffer from the Content-Length or this URL's previous answer,
+	// so a poll reads each body into one allocation.
+	hint := g.sizes[u]
+	if resp.ContentLength > 0 {
+		hint = int(min(resp.ContentLength, g.maxBody))
+	}
+	body, err := readAllHint(io.LimitReader(resp.Body, g.maxBody+1), hint, buf)
+	g.sizes[u] = len(body)
 	if err != nil {
 		return nil, "", g.classify(ctx, su, err)
 	}

@@ -182,15 +182,18 @@ func (p *PromAPISource) Poll(ctx context.Context) (Snapshot, error) {
 		return s, err
 	}
 	s.Received = p.g.clock.Now()
-	series := make([]promSeries, 0, len(vec))
+	acc := newPromAcc(0, 0)
 	for _, smp := range vec {
-		ps := promSeries{name: string(smp.Metric[model.MetricNameLabel]), value: float64(smp.Value)}
+		ps := promSeries{metric: promKindOf(string(smp.Metric[model.MetricNameLabel])), value: float64(smp.Value)}
+		if ps.metric == pkNone {
+			continue
+		}
 		for k, v := range smp.Metric {
 			ps.setLabel(string(k), string(v))
 		}
-		series = append(series, ps)
+		acc.add(&ps)
 	}
-	res := fromSeries(series, 0)
+	res := acc.finish()
 	if len(res.Breakers) == 0 && len(res.Limiters) == 0 && len(res.Retries) == 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("no resilience4j series match {%s} (not scraped yet, or wrong selector)", p.selector))
 	}

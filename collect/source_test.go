@@ -328,3 +328,69 @@ func TestPrometheusSource(t *testing.T) {
 		t.Fatalf("html content type: %v", err)
 	}
 }
+
+// stepClock is a Clock whose Now advances by step at every call.
+type stepClock struct {
+	mu   sync.Mutex
+	now  time.Time
+	step time.Duration
+}
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(c.step)
+	return c.now
+}
+
+func (c *stepClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
+// TestSideEventsPacing checks which polls read /timelimiterevents and
+// /retryevents: the first, then once 180 ms (200 ms less 10 %) have passed
+// by the source's clock or 4 polls have been made.
+func TestSideEventsPacing(t *testing.T) {
+	tests := []struct {
+		name string
+		step time.Duration // clock advance per Now call (Poll calls Now twice)
+		want []int         // 0-based polls that read the side endpoints
+	}{
+		{"frozen clock: every 4th poll", 0, []int{0, 4, 8}},
+		{"50 ms interval: every 4th poll", 25 * time.Millisecond, []int{0, 4, 8}},
+		{"100 ms interval: every 2nd poll", 50 * time.Millisecond, []int{0, 2, 4, 6, 8}},
+		{"1 s interval: every poll", 500 * time.Millisecond, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake()
+			var mu sync.Mutex
+			reads := map[int]bool{}
+			poll := 0
+			serve := func(w http.ResponseWriter) {
+				mu.Lock()
+				reads[poll] = true
+				mu.Unlock()
+				w.Write([]byte(`{"retryEvents":[],"timeLimiterEvents":[]}`))
+			}
+			f.override["/actuator/timelimiterevents"] = serve
+			f.override["/actuator/retryevents"] = serve
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			src := NewActuator(srv.URL, HTTPOptions{Clock: &stepClock{now: time.Unix(0, 0), step: tc.step}})
+			for i := range 10 {
+				mu.Lock()
+				poll = i
+				mu.Unlock()
+				pollOK(t, src)
+			}
+			var got []int
+			for i := range 10 {
+				if reads[i] {
+					got = append(got, i)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("side endpoints read at polls %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
