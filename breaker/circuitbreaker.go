@@ -61,7 +61,7 @@ type subscriber struct {
 }
 
 // CircuitBreaker is Resilience4j's CircuitBreakerStateMachine with the
-// SYNCHRONIZED sliding window, rule for rule (see docs/readme/breaker.md).
+// SYNCHRONIZED sliding window, rule for rule (see the README section on the breaker model).
 //
 // It is safe for concurrent use. Events are delivered to subscribers in
 // publication order on the goroutine of a caller of the breaker, after the
