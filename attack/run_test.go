@@ -700,13 +700,29 @@ func TestFlowStopsAtFailingStep(t *testing.T) {
 }
 
 func TestTargetDiesMidRun(t *testing.T) {
-	rec := &recorder{}
-	srv := httptest.NewServer(rec)
-	time.AfterFunc(400*time.Millisecond, func() {
-		srv.CloseClientConnections()
-		srv.Listener.Close()
-		srv.CloseClientConnections()
-	})
+	// The target dies after answering its 15th request (not at a wall-clock time, so a
+	// slow start on a loaded machine cannot shift the split): of the 50 planned sends
+	// about 15 succeed and the rest, sent to a dead target, fail with transport errors.
+	var srv *httptest.Server
+	var once sync.Once
+	answered := 0
+	var mu sync.Mutex
+	rec := &recorder{fn: func(w http.ResponseWriter, _ *http.Request, _ string) {
+		mu.Lock()
+		answered++
+		n := answered
+		mu.Unlock()
+		_, _ = io.WriteString(w, "ok")
+		if n >= 15 {
+			once.Do(func() {
+				go func() {
+					srv.Listener.Close()
+					srv.CloseClientConnections()
+				}()
+			})
+		}
+	}}
+	srv = httptest.NewServer(rec)
 	defer srv.Close()
 	var col collector
 	sum, err := Run(context.Background(), Config{Target: srv.URL, Flow: getFlow(t), Phases: mustPhases(t, "50/s:1s"), Timeout: time.Second}, col.emit)

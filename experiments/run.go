@@ -153,19 +153,23 @@ func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 		o.Logger.Info("arm", "name", p.arm.Name, "of", len(plans), "index", i+1)
 		prediction, err := sim.Predict(ctx, p.sim, o.PredictRuns, uint64(o.Seed))
 		if err != nil && ctx.Err() == nil {
-			return nil, dir, fmt.Errorf("arm %s: predict: %w", p.arm.Name, err)
+			err = fmt.Errorf("arm %s: predict: %w", p.arm.Name, err)
+			_ = w.Abort(run, err.Error())
+			return run, dir, err
 		}
 		if ctx.Err() != nil {
-			return run, dir, interrupted(w, run, ctx)
+			return run, dir, interrupted(ctx, w, run)
 		}
 		arm, unob, err := runArm(ctx, o, p, w)
 		if arm != nil {
 			addComparisons(arm, prediction, p, unob)
 			run.Arms = append(run.Arms, *arm)
-			_ = w.Checkpoint(run)
+			if cerr := w.Checkpoint(run); cerr != nil {
+				o.Logger.Warn("checkpoint run.json", "dir", dir, "err", cerr)
+			}
 		}
 		if ctx.Err() != nil {
-			return run, dir, interrupted(w, run, ctx)
+			return run, dir, interrupted(ctx, w, run)
 		}
 		if err != nil {
 			_ = w.Abort(run, err.Error())
@@ -198,7 +202,7 @@ func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 	return run, dir, nil
 }
 
-func interrupted(w *results.Writer, run *results.Run, ctx context.Context) error {
+func interrupted(ctx context.Context, w *results.Writer, run *results.Run) error {
 	run.Ended = time.Now().UTC()
 	if err := w.Abort(run, "interrupted"); err != nil {
 		return errors.Join(ctx.Err(), err)
