@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cbprobe/cbprobe/breaker"
 	"github.com/cbprobe/cbprobe/springconf"
@@ -281,21 +282,8 @@ func (r *registry) cbEvents(name, typ string) []CBEventView {
 }
 
 func (r *registry) tlEvents(name, typ string) []TLEventView {
-	r.mu.Lock()
-	var es []*tlEntry
-	for _, n := range sortedKeys(r.tls) {
-		if name == "" || n == name {
-			es = append(es, r.tls[n])
-		}
-	}
-	r.mu.Unlock()
-	var evs []breaker.TimeLimiterEvent
-	for _, e := range es {
-		evs = append(evs, e.events.snapshot()...)
-	}
-	if name == "" {
-		sort.SliceStable(evs, func(i, j int) bool { return evs[i].CreationTime.Before(evs[j].CreationTime) })
-	}
+	evs := mergedEvents(&r.mu, r.tls, name, func(e *tlEntry) *ring[breaker.TimeLimiterEvent] { return e.events },
+		func(ev breaker.TimeLimiterEvent) time.Time { return ev.CreationTime })
 	out := make([]TLEventView, 0, len(evs))
 	for _, ev := range evs {
 		if typ == "" || ev.Type == typ {
@@ -305,22 +293,31 @@ func (r *registry) tlEvents(name, typ string) []TLEventView {
 	return out
 }
 
-func (r *registry) retryEvents(name, typ string) []RetryEventView {
-	r.mu.Lock()
-	var es []*retryEntry
-	for _, n := range sortedKeys(r.retries) {
+// mergedEvents snapshots the event rings of the entry named name, or of every
+// entry when name is "" (then merged and stably sorted by creation time). The
+// entries are picked under mu; the rings are read after it is released.
+func mergedEvents[V any, E any](mu *sync.Mutex, entries map[string]V, name string, events func(V) *ring[E], at func(E) time.Time) []E {
+	mu.Lock()
+	var picked []V
+	for _, n := range sortedKeys(entries) {
 		if name == "" || n == name {
-			es = append(es, r.retries[n])
+			picked = append(picked, entries[n])
 		}
 	}
-	r.mu.Unlock()
-	var evs []breaker.RetryEvent
-	for _, e := range es {
-		evs = append(evs, e.events.snapshot()...)
+	mu.Unlock()
+	var evs []E
+	for _, e := range picked {
+		evs = append(evs, events(e).snapshot()...)
 	}
 	if name == "" {
-		sort.SliceStable(evs, func(i, j int) bool { return evs[i].CreationTime.Before(evs[j].CreationTime) })
+		sort.SliceStable(evs, func(i, j int) bool { return at(evs[i]).Before(at(evs[j])) })
 	}
+	return evs
+}
+
+func (r *registry) retryEvents(name, typ string) []RetryEventView {
+	evs := mergedEvents(&r.mu, r.retries, name, func(e *retryEntry) *ring[breaker.RetryEvent] { return e.events },
+		func(ev breaker.RetryEvent) time.Time { return ev.CreationTime })
 	out := make([]RetryEventView, 0, len(evs))
 	for _, ev := range evs {
 		if typ != "" && ev.Type != typ {

@@ -86,21 +86,8 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("headless Chromium is needed for this test (%v); run scripts/test-deps.sh or set CBPROBE_CHROMIUM", err)
 	}
-	dir := filepath.Join(t.TempDir(), "run")
-	w, err := Create(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range sampleRequests() {
-		w.Request(r)
-	}
-	for _, s := range sampleSamples() {
-		w.Sample(s)
-	}
 	run := hostileRun()
-	if err := w.Finish(run); err != nil {
-		t.Fatal(err)
-	}
+	dir := writeRunWithSamples(t, run)
 	dom := dumpDOM(t, bin, filepath.Join(dir, HTMLFile))
 
 	m := regexp.MustCompile(`data-charts-rendered="(\d+)"`).FindStringSubmatch(dom)

@@ -122,6 +122,14 @@ func sampleEvents() []Event {
 // writeSampleRun writes the sample run through a Writer and finishes it.
 func writeSampleRun(t *testing.T) (string, *Run) {
 	t.Helper()
+	run := sampleRun()
+	return writeRunWithSamples(t, run), run
+}
+
+// writeRunWithSamples writes the sample requests, samples and events and
+// finishes the directory with run.
+func writeRunWithSamples(t *testing.T, run *Run) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run")
 	w, err := Create(dir)
 	if err != nil {
@@ -136,11 +144,10 @@ func writeSampleRun(t *testing.T) (string, *Run) {
 	for _, e := range sampleEvents() {
 		w.Event(e)
 	}
-	run := sampleRun()
 	if err := w.Finish(run); err != nil {
 		t.Fatal(err)
 	}
-	return dir, run
+	return dir
 }
 
 func golden(t *testing.T, name string, got []byte) {
