@@ -6,15 +6,25 @@ STATICCHECK := $(GOBIN)/staticcheck
 FUZZTIME    ?= 3s
 BENCHTIME   ?= 1x
 
-.PHONY: build test test-deps vet staticcheck unit fuzz bench fmt clean
+.PHONY: build test test-deps spring-example conformance-java vet staticcheck unit fuzz bench fmt clean release-snapshot image docs
 
 build:
 	$(GO) build -o bin/cbprobe ./cmd/cbprobe
 
 ## test: vet, staticcheck, the race-enabled unit tests and every fuzz target for $(FUZZTIME).
-test: test-deps vet staticcheck unit fuzz
+test: test-deps spring-example conformance-java vet staticcheck unit fuzz
 
-## test-deps: the system packages some tests need (headless Chromium, Prometheus).
+## spring-example: the real Spring Boot service (examples/spring-commerce) on Boot 3 and Boot 4,
+## which the parity tests start; needs a JDK 17+ and Maven (offline when ~/.m2 is warm).
+spring-example:
+	@scripts/spring-example.sh
+
+## conformance-java: every conformance vector (the public 338 and breaker/conformance/testdata/vectors)
+## replayed on the released Resilience4j 2.4.0 jars; needs a JDK 17+ and Maven.
+conformance-java:
+	@scripts/conformance-java.sh
+
+## test-deps: what some tests need (headless Chromium, Prometheus, shellcheck, actionlint).
 test-deps:
 	@scripts/test-deps.sh
 
@@ -34,12 +44,25 @@ unit:
 fuzz:
 	@scripts/fuzz.sh $(FUZZTIME)
 
-## bench: the benchmarks whose numbers docs/PERFORMANCE.md records.
+## bench: the benchmarks whose numbers docs/PERFORMANCE.md records (bench-deps: vegeta's CLI for fault's).
 bench:
+	@scripts/bench-deps.sh
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+
+## docs: regenerate the command reference (docs/reference/cli) from the cobra commands.
+docs:
+	$(GO) test ./cmd/cbprobe -run '^TestCLIReferenceUpToDate$$' -count=1 -update-cli-docs
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
+## release-snapshot: release archives, checksums and SBOMs in dist/ (GoReleaser, nothing published).
+release-snapshot:
+	@scripts/release.sh
+
+## image: the container image as an OCI archive in dist/, built without a Docker engine.
+image:
+	@scripts/image.sh
+
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -102,7 +102,8 @@ type CircuitBreaker struct {
 	nextSubID  int
 }
 
-// New builds a breaker in CLOSED state after checking cfg with Config.Validate.
+// New builds a breaker in cfg.InitialState (CLOSED unless set) after checking cfg
+// with Config.Validate.
 func New(name string, cfg Config, opts ...Option) (*CircuitBreaker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("circuit breaker %q: %w", name, err)
@@ -119,7 +120,7 @@ func New(name string, cfg Config, opts ...Option) (*CircuitBreaker, error) {
 		maxWait: cfg.MaxWaitDurationInHalfOpenState.Truncate(time.Millisecond),
 	}
 	cb.now = cb.clock.Now
-	cb.setState(cb.newClosed())
+	cb.setState(cb.initialState())
 	cb.noopShadow = cb.noopBits()
 	cb.noop.Store(cb.noopShadow)
 	return cb, nil
@@ -147,11 +148,41 @@ func (cb *CircuitBreaker) newClosed() *cbState {
 	return &cbState{kind: StateClosed, m: cb.closedWindow(), active: true}
 }
 
+// initialState builds the state New starts in (getCircuitBreakerStateObjectFromState).
+func (cb *CircuitBreaker) initialState() *cbState {
+	switch cb.cfg.InitialState {
+	case StateOpen:
+		return cb.newOpen(1, cb.closedWindow())
+	case StateHalfOpen:
+		return cb.newHalfOpen(1)
+	case StateForcedOpen:
+		return &cbState{kind: StateForcedOpen, m: newCountMetrics(0, 0), attempts: 1}
+	case StateDisabled:
+		return &cbState{kind: StateDisabled, m: newCountMetrics(0, 0)}
+	case StateMetricsOnly:
+		return &cbState{kind: StateMetricsOnly, m: cb.closedWindow()}
+	}
+	return cb.newClosed()
+}
+
+// openWait is the OPEN wait for the attempts-th opening in a row, whole milliseconds.
+func (cb *CircuitBreaker) openWait(attempts int) time.Duration {
+	if f := cb.cfg.WaitIntervalFunctionInOpenState; f != nil {
+		return max(f(max(attempts, 1)).Truncate(time.Millisecond), 0)
+	}
+	return cb.wait
+}
+
 func (cb *CircuitBreaker) newOpen(attempts int, m *metrics) *cbState {
 	s := &cbState{kind: StateOpen, m: m, attempts: attempts, active: true}
-	s.retryAfter = cb.now().Add(cb.wait)
+	wait := cb.openWait(attempts)
+	now := cb.now()
+	s.retryAfter = now.Add(wait)
+	if s.retryAfter.Before(now) { // saturated wait: never
+		s.retryAfter = time.Unix(1<<62, 0)
+	}
 	if cb.cfg.AutomaticTransitionFromOpenToHalfOpenEnabled {
-		s.timer = cb.clock.AfterFunc(cb.wait, func() { cb.openTimerFired(s) })
+		s.timer = cb.clock.AfterFunc(wait, func() { cb.openTimerFired(s) })
 	}
 	return s
 }

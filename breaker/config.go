@@ -121,6 +121,13 @@ type Config struct {
 	SlowCallDurationThreshold time.Duration
 	// WaitDurationInOpenState is how long OPEN refuses calls before HALF_OPEN is allowed.
 	WaitDurationInOpenState time.Duration
+	// WaitIntervalFunctionInOpenState, when set, replaces the fixed
+	// WaitDurationInOpenState (waitIntervalFunctionInOpenState): the OPEN wait is
+	// f(attempts), attempts being the number of times the breaker opened in a row
+	// (1 from CLOSED, +1 per failed HALF_OPEN trial or manual OPEN/FORCED_OPEN).
+	// Spring's enable-exponential-backoff and enable-randomized-wait build it with
+	// ExponentialInterval and RandomizedInterval.
+	WaitIntervalFunctionInOpenState IntervalFunction
 	// PermittedNumberOfCallsInHalfOpenState is the number of trial calls (>= 1).
 	PermittedNumberOfCallsInHalfOpenState int
 	// SlidingWindowType selects COUNT_BASED (calls) or TIME_BASED (seconds).
@@ -138,6 +145,10 @@ type Config struct {
 	MaxWaitDurationInHalfOpenState time.Duration
 	// TransitionToStateAfterWaitDuration is StateOpen (the default) or StateClosed.
 	TransitionToStateAfterWaitDuration State
+	// InitialState is the state New starts in (initialState; the zero value is
+	// CLOSED). OPEN starts a wait of f(1) with an empty window, HALF_OPEN a trial,
+	// each with its timer when configured; no event is published.
+	InitialState State
 	// Classify maps a call's error to an outcome. Nil means the library default:
 	// every error is a failure, nothing is ignored.
 	Classify Classifier
@@ -179,6 +190,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("maxWaitDurationInHalfOpenState: %v must not be negative", c.MaxWaitDurationInHalfOpenState)
 	case c.TransitionToStateAfterWaitDuration != StateOpen && c.TransitionToStateAfterWaitDuration != StateClosed:
 		return fmt.Errorf("transitionToStateAfterWaitDuration: %v must be OPEN or CLOSED", c.TransitionToStateAfterWaitDuration)
+	case c.InitialState < StateClosed || c.InitialState > StateMetricsOnly:
+		return fmt.Errorf("initialState: %v is not a state", c.InitialState)
 	}
 	return nil
 }
@@ -215,6 +228,13 @@ type RetryConfig struct {
 	// Retryable says whether an error is retried. Nil means the library default:
 	// every error is retried (CallNotPermitted included).
 	Retryable func(err error) bool
+	// RetryOnResult says whether a call's result (a call that returned no
+	// error) is retried (retryOnResult / Spring's result-predicate). Nil: never.
+	RetryOnResult func(result any) bool
+	// FailAfterMaxAttempts makes ExecuteResult return *MaxRetriesExceededError
+	// when the last attempt's result still asked for a retry (failAfterMaxAttempts,
+	// default false: that result is returned).
+	FailAfterMaxAttempts bool
 }
 
 // DefaultRetryConfig returns the library defaults: 3 attempts, 500 ms fixed wait.

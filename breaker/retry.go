@@ -3,7 +3,7 @@ package breaker
 import (
 	"context"
 	"errors"
-	"math"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -100,11 +100,7 @@ func (c RetryConfig) Interval(n int, rnd func() float64) time.Duration {
 	}
 	ms := c.WaitDuration.Milliseconds()
 	if c.EnableExponentialBackoff {
-		x := ms
-		for i := 1; i < n; i++ {
-			x = int64(float64(x) * c.ExponentialBackoffMultiplier)
-		}
-		ms = x
+		ms = exponentialMillis(ms, c.ExponentialBackoffMultiplier, n)
 	}
 	if c.EnableRandomizedWait && rnd != nil {
 		ms = randomize(ms, c.RandomizedWaitFactor, rnd())
@@ -112,16 +108,7 @@ func (c RetryConfig) Interval(n int, rnd func() float64) time.Duration {
 	if c.EnableExponentialBackoff && c.ExponentialMaxWaitDuration > 0 {
 		ms = min(ms, c.ExponentialMaxWaitDuration.Milliseconds())
 	}
-	return time.Duration(ms) * time.Millisecond
-}
-
-// randomize is IntervalFunction.randomize followed by the (long) cast.
-func randomize(ms int64, factor, random float64) int64 {
-	x := float64(ms)
-	delta := factor * x
-	lo, hi := x-delta, x+delta
-	v := math.Max(1, lo+random*(hi-lo+1))
-	return int64(v)
+	return millis(ms)
 }
 
 // Execute calls fn until it succeeds, returns a non-retryable error, or has run
@@ -132,37 +119,113 @@ func randomize(ms int64, factor, random float64) int64 {
 // each retry publishes RETRY(n) before its wait. When ctx ends during a wait the
 // last error is returned joined with ctx's error, and nothing is counted.
 func (r *Retry) Execute(ctx context.Context, fn func(ctx context.Context, attempt int) error) error {
+	_, err := r.ExecuteResult(ctx, func(ctx context.Context, attempt int) (any, error) {
+		return nil, fn(ctx, attempt)
+	})
+	return err
+}
+
+// ExecuteResult is Execute for a call that returns a result (Retry.decorateCallable
+// with Retry.Context): a result for which RetryOnResult is true counts as a failed
+// attempt and is retried after RETRY(n) with no error; when it was the last
+// attempt, the result is returned after ERROR(n) carrying the last error, or
+// *RetryResultExhaustedError when no attempt failed with an error, and the call
+// counts as failed with retry. With FailAfterMaxAttempts the ERROR(n) carries
+// *RetryResultExhaustedError and *MaxRetriesExceededError is then handled as one
+// more attempt's error, as the library does: ERROR(n+1) and counted twice when
+// it is retryable, IGNORED_ERROR otherwise.
+func (r *Retry) ExecuteResult(ctx context.Context, fn func(ctx context.Context, attempt int) (any, error)) (any, error) {
 	failed := 0
 	var lastErr error
 	for attempt := 1; ; attempt++ {
-		err := fn(ctx, attempt)
+		res, err := fn(ctx, attempt)
+		if err == nil {
+			if r.cfg.RetryOnResult != nil && r.cfg.RetryOnResult(res) {
+				failed++
+				if failed < r.cfg.MaxAttempts {
+					wait := r.interval(failed)
+					r.publish(RetryEvent{Type: "RETRY", NumberOfAttempts: failed, WaitInterval: wait})
+					if werr := r.sleep(ctx, wait); werr != nil {
+						return res, errors.Join(lastErr, werr)
+					}
+					continue
+				}
+				r.count(func(m *RetryMetrics) { m.FailedWithRetry++ })
+				ev := lastErr
+				if ev == nil || r.cfg.FailAfterMaxAttempts {
+					ev = &RetryResultExhaustedError{}
+				}
+				r.publish(RetryEvent{Type: "ERROR", NumberOfAttempts: failed, Err: ev})
+				if !r.cfg.FailAfterMaxAttempts {
+					return res, nil
+				}
+				// The library throws MaxRetriesExceededException from onComplete inside
+				// the attempt's try block, so it is handled once more as an attempt's
+				// error: counted and published again (ERROR(n+1), or IGNORED_ERROR when
+				// not retryable).
+				err = &MaxRetriesExceededError{Name: r.name, MaxAttempts: r.cfg.MaxAttempts}
+			}
+		}
 		if err == nil {
 			if failed == 0 {
 				r.count(func(m *RetryMetrics) { m.SuccessfulWithoutRetry++ })
-				return nil
+				return res, nil
 			}
 			r.count(func(m *RetryMetrics) { m.SuccessfulWithRetry++ })
 			r.publish(RetryEvent{Type: "SUCCESS", NumberOfAttempts: failed, Err: lastErr})
-			return nil
+			return res, nil
 		}
-		lastErr = err
 		if !r.cfg.ShouldRetry(err) {
 			r.count(func(m *RetryMetrics) { m.FailedWithoutRetry++ })
 			r.publish(RetryEvent{Type: "IGNORED_ERROR", NumberOfAttempts: 0, Err: err})
-			return err
+			return res, err
 		}
+		lastErr = err
 		failed++
 		if failed >= r.cfg.MaxAttempts {
 			r.count(func(m *RetryMetrics) { m.FailedWithRetry++ })
 			r.publish(RetryEvent{Type: "ERROR", NumberOfAttempts: failed, Err: err})
-			return err
+			return res, err
 		}
 		wait := r.interval(failed)
 		r.publish(RetryEvent{Type: "RETRY", NumberOfAttempts: failed, Err: err, WaitInterval: wait})
 		if werr := r.sleep(ctx, wait); werr != nil {
-			return errors.Join(err, werr)
+			return res, errors.Join(err, werr)
 		}
 	}
+}
+
+// MaxRetriesExceededError is returned by ExecuteResult with FailAfterMaxAttempts
+// when the last attempt's result still asked for a retry (MaxRetriesExceededException).
+type MaxRetriesExceededError struct {
+	// Name is the retry's name; MaxAttempts its configured attempts.
+	Name        string
+	MaxAttempts int
+}
+
+// Error returns the library's message.
+func (e *MaxRetriesExceededError) Error() string {
+	return fmt.Sprintf("Retry '%s' has exhausted all attempts (%d)", e.Name, e.MaxAttempts)
+}
+
+// JavaClass names the Java exception this error stands for (springconf matches
+// exception lists against it).
+func (e *MaxRetriesExceededError) JavaClass() string {
+	return "io.github.resilience4j.retry.MaxRetriesExceededException"
+}
+
+// RetryResultExhaustedError is the error an ERROR retry event carries when the
+// attempts ran out on results rather than errors (the library's MaxRetriesExceeded).
+type RetryResultExhaustedError struct{}
+
+// Error returns the library's message.
+func (*RetryResultExhaustedError) Error() string {
+	return "max retries is reached out for the result predicate check"
+}
+
+// JavaClass names the Java class this error stands for.
+func (*RetryResultExhaustedError) JavaClass() string {
+	return "io.github.resilience4j.retry.MaxRetriesExceeded"
 }
 
 func (r *Retry) interval(n int) time.Duration {

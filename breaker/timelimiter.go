@@ -2,6 +2,7 @@ package breaker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -78,7 +79,8 @@ func (t *TimeLimiter) Config() TimeLimiterConfig { return t.cfg }
 // Execute runs fn and waits for it at most TimeoutDuration of the limiter's
 // clock. On timeout it publishes TIMEOUT, cancels fn's context when
 // CancelRunningFuture is set (otherwise fn keeps running until it returns) and
-// returns *TimeoutError. An error from fn publishes ERROR and is returned as is;
+// returns *TimeoutError. An error from fn publishes ERROR (TIMEOUT when it is or
+// wraps a *TimeoutError) and is returned as is;
 // nil publishes SUCCESS. When ctx ends first, fn's context is cancelled, ctx's
 // error is returned and nothing is counted (the waiting thread was interrupted).
 func (t *TimeLimiter) Execute(ctx context.Context, fn func(context.Context) error) error {
@@ -93,9 +95,16 @@ func (t *TimeLimiter) Execute(ctx context.Context, fn func(context.Context) erro
 	}()
 	timedOut := make(chan struct{})
 	timer := t.clock.AfterFunc(t.cfg.TimeoutDuration, func() { close(timedOut) })
-	// completed records fn's own result: ERROR for an error, SUCCESS for nil.
+	// completed records fn's own result: SUCCESS for nil; for an error, TIMEOUT
+	// when it is a *TimeoutError (a nested limiter's timeout: the library's
+	// onError treats any TimeoutException as a timeout), else ERROR.
 	completed := func(err error) error {
 		cancel()
+		var te *TimeoutError
+		if errors.As(err, &te) {
+			t.finish("TIMEOUT", func(m *TimeLimiterMetrics) { m.Timeout++ })
+			return err
+		}
 		if err != nil {
 			t.finish("ERROR", func(m *TimeLimiterMetrics) { m.Failed++ })
 			return err

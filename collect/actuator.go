@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -30,6 +32,10 @@ type ActuatorSource struct {
 	spare       map[string][]byte      // path -> unreferenced buffer for the next answer
 	sideRead    time.Time              // when the time limiter and retry events were last read
 	sideSkipped int                    // polls since then
+	polls       int                    // polls made (the first is the start)
+	started     time.Time              // Sent of the first poll: events before it are history
+	readOK      map[string]bool        // event endpoints read successfully at least once
+	tap         *dateTap               // the service's clock, from its Date headers
 }
 
 // sideEventsEvery and sideEventsPolls pace the time limiter and retry event
@@ -53,9 +59,11 @@ func NewActuator(base string, opt HTTPOptions) Source {
 	if !strings.HasSuffix(b, "/actuator") && !hasPathBeyondRoot(b) {
 		b += "/actuator"
 	}
-	return &ActuatorSource{base: b, g: newGetter(opt), said: map[string]bool{}, off: map[string]bool{},
+	g := newGetter(opt)
+	tap := tapDates(g)
+	return &ActuatorSource{base: b, g: g, said: map[string]bool{}, off: map[string]bool{},
 		rings: map[string]*ring{}, prev: map[BreakerKey]BreakerSample{}, prevSeen: map[BreakerKey][2]int{}, lastBody: map[string][]byte{},
-		evCache: map[string]*eventCache{}, spare: map[string][]byte{}}
+		evCache: map[string]*eventCache{}, spare: map[string][]byte{}, readOK: map[string]bool{}, tap: tap}
 }
 
 func hasPathBeyondRoot(u string) bool {
@@ -84,6 +92,10 @@ func isStatus(err error, code int) bool {
 // Poll implements Source.
 func (a *ActuatorSource) Poll(ctx context.Context) (Snapshot, error) {
 	s := Snapshot{Source: a.Name(), Sent: a.g.clock.Now()}
+	a.polls++
+	if a.polls == 1 {
+		a.started = s.Sent
+	}
 	breakers, err := a.readBreakers(ctx, &s)
 	if err != nil {
 		return s, err
@@ -138,7 +150,7 @@ func (a *ActuatorSource) Poll(ctx context.Context) (Snapshot, error) {
 		// The previous body is no longer referenced (the cache now holds
 		// slices of this one): read the next answer into it.
 		a.lastBody[o.path], a.spare[o.path] = body, a.lastBody[o.path]
-		a.absorb(&s, o.kind, evs)
+		a.absorb(&s, o.kind, evs, a.historyRule(&s, o.path))
 		if o.kind == KindCircuitBreaker {
 			s.EventsOK = true
 		}
@@ -149,6 +161,9 @@ func (a *ActuatorSource) Poll(ctx context.Context) (Snapshot, error) {
 	}
 	for i := range s.Events {
 		s.Events[i].Polled = s.Received
+	}
+	for i := range s.History {
+		s.History[i].Polled, s.History[i].History = s.Received, true
 	}
 	for i := range s.Lost {
 		s.Lost[i].Polled = s.Received
@@ -193,10 +208,35 @@ func (a *ActuatorSource) readBreakers(ctx context.Context, s *Snapshot) ([]Break
 				}
 				return out, nil
 			}
-			return hs, nil
+			return a.withMissing(s, hs, names), nil
 		}
 	}
 	return a.readHealth(ctx)
+}
+
+// withMissing keeps the breakers the name list has and /health does not (their
+// health indicator is off: register-health-indicator defaults to false), with
+// every value unknown, and names each once in a notice.
+func (a *ActuatorSource) withMissing(s *Snapshot, hs []BreakerSample, names []string) []BreakerSample {
+	in := make(map[string]bool, len(hs))
+	for _, b := range hs {
+		in[b.Name] = true
+	}
+	added := false
+	for _, n := range names {
+		if in[n] {
+			continue
+		}
+		added = true
+		hs = append(hs, newBreakerSample(n, ""))
+		a.notice(s, "nohealth\x00"+n, fmt.Sprintf("breaker %s is listed by %s/circuitbreakers but absent from /health, so its state is unknown: "+
+			"its health indicator is off (register-health-indicator is false by default; set resilience4j.circuitbreaker.instances.%s.register-health-indicator=true, "+
+			"or configs.default.register-health-indicator=true for breakers created at run time)", n, safeURL(a.base), n))
+	}
+	if added {
+		sortSamples(hs)
+	}
+	return hs
 }
 
 func (a *ActuatorSource) readHealth(ctx context.Context) ([]BreakerSample, error) {
@@ -271,8 +311,10 @@ func cur0(cur []Event) Event {
 	return cur[0]
 }
 
-// absorb de-duplicates one endpoint's events into the snapshot.
-func (a *ActuatorSource) absorb(s *Snapshot, kind string, evs []Event) {
+// absorb de-duplicates one endpoint's events into the snapshot: those that
+// happened before the source started (historic, nil: none) go to s.History,
+// the others to s.Events.
+func (a *ActuatorSource) absorb(s *Snapshot, kind string, evs []Event, historic func(Event) bool) {
 	byName := map[string][]Event{}
 	var order []string
 	single := len(evs) > 0
@@ -310,7 +352,17 @@ func (a *ActuatorSource) absorb(s *Snapshot, kind string, evs []Event) {
 			last = r.prev[len(r.prev)-1]
 		}
 		fresh, gap, cleared := r.update(byName[name], a.g.bufSize)
-		s.Events = append(s.Events, fresh...)
+		if historic != nil {
+			for _, e := range fresh {
+				if historic(e) {
+					s.History = append(s.History, e)
+				} else {
+					s.Events = append(s.Events, e)
+				}
+			}
+		} else {
+			s.Events = append(s.Events, fresh...)
+		}
 		if gap {
 			s.Lost = append(s.Lost, LostEvents{Kind: kind, Name: name, After: last.CreationTime, Before: fresh[0].CreationTime, BufferSize: max(a.g.bufSize, r.max)})
 		}
@@ -327,7 +379,9 @@ func (a *ActuatorSource) absorb(s *Snapshot, kind string, evs []Event) {
 // the previous poll as well keeps the bound sound.
 func (a *ActuatorSource) lossBounds(s *Snapshot) {
 	seen := map[BreakerKey][2]int{}
-	for _, e := range s.Events {
+	// History counts too: those events were delivered by this poll's event
+	// read, which may follow the counters read at the start of the poll.
+	for _, e := range append(s.History[:len(s.History):len(s.History)], s.Events...) {
 		if e.Kind != KindCircuitBreaker {
 			continue
 		}
@@ -368,4 +422,121 @@ func (a *ActuatorSource) lossBounds(s *Snapshot) {
 	}
 	a.prev = cur
 	a.prevSeen = seen
+}
+
+// The history rule. Resilience4j keeps the last events of every breaker
+// (event-consumer-buffer-size, 100 by default) for as long as the service
+// runs, so the first answer of an event endpoint can hold events of last
+// week. Those are history: they are delivered in Snapshot.History (with
+// Event.History set), never in Snapshot.Events, so no transition is counted
+// from them. Which events are history is decided without trusting any clock
+// where possible:
+//
+//   - The first successful read of an event endpoint made during the source's
+//     first poll (the start): every event in it was already buffered when
+//     observation began. Exact; an event created during that first request
+//     (one round trip) counts as history too.
+//   - Every later read: the ring is de-duplicated against the previous answer,
+//     so a fresh event was created after that answer was generated, i.e. after
+//     the start. Exact.
+//   - The first successful read made after the start (the endpoint failed
+//     before): its events are compared with the start on the service's own
+//     clock. The service's clock is taken from the HTTP Date header of its
+//     answers (offset = Date + 0.5 s - the middle of the request on this
+//     machine's clock), with a tolerance of 0.5 s (the header's one-second
+//     resolution) plus half the round trip; an event up to that tolerance after
+//     the start is still history (a real transition there is still seen by
+//     the state samples). Without a Date header the clocks are taken as equal.
+//     A source given a clock that is not the wall clock (the embedded demo on
+//     a scaled clock) takes that clock to be the service's.
+
+// historyRule returns the history test for the events of a successful read of
+// path in this poll, and records that path has been read.
+func (a *ActuatorSource) historyRule(s *Snapshot, path string) func(Event) bool {
+	first := !a.readOK[path]
+	a.readOK[path] = true
+	switch {
+	case !first:
+		return nil
+	case a.polls == 1:
+		return func(Event) bool { return true }
+	}
+	cut, tol, known := a.startOnServiceClock()
+	if !known {
+		a.notice(s, "clock", fmt.Sprintf("%s sends no Date header: its clock is taken as equal to this machine's to tell events before the start from later ones", safeURL(a.base)))
+	}
+	limit := cut.Add(tol)
+	return func(e Event) bool { return !e.CreationTime.After(limit) }
+}
+
+// startOnServiceClock returns the source's start as a time on the service's
+// clock, the tolerance of that estimate, and whether the service's clock was
+// known (from a Date header).
+func (a *ActuatorSource) startOnServiceClock() (start time.Time, tol time.Duration, known bool) {
+	if d := a.g.clock.Now().Sub(time.Now()); d > time.Second || d < -time.Second {
+		return a.started, 0, true // a virtual clock: the service's own (embedded demo)
+	}
+	off, tol, ok := a.tap.offset()
+	if !ok {
+		return a.started, 0, false
+	}
+	return a.started.Add(off), tol, true
+}
+
+// ServiceClockOffset is the service's clock minus this machine's, measured
+// from the Date header of its last answer, with its tolerance (0.5 s for the
+// header's resolution plus half the round trip). ok is false before any
+// answer with a Date header.
+func (a *ActuatorSource) ServiceClockOffset() (offset, tolerance time.Duration, ok bool) {
+	return a.tap.offset()
+}
+
+// dateTap records the Date header of the answers that pass through it, with
+// the wall-clock send and receive times of their requests.
+type dateTap struct {
+	next       http.RoundTripper
+	mu         sync.Mutex
+	date       time.Time // the service's clock, truncated to the second
+	sent, recv time.Time
+}
+
+// tapDates puts a dateTap in front of g's transport (on a copy of its client).
+func tapDates(g *httpGetter) *dateTap {
+	c := *g.client
+	next := c.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	t := &dateTap{next: next}
+	c.Transport = t
+	g.client = &c
+	return t
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *dateTap) RoundTrip(r *http.Request) (*http.Response, error) {
+	sent := time.Now()
+	resp, err := t.next.RoundTrip(r)
+	if err != nil {
+		return resp, err
+	}
+	if d, perr := http.ParseTime(resp.Header.Get("Date")); perr == nil {
+		recv := time.Now()
+		t.mu.Lock()
+		t.date, t.sent, t.recv = d, sent, recv
+		t.mu.Unlock()
+	}
+	return resp, nil
+}
+
+// offset returns the service's clock minus the wall clock and its tolerance.
+func (t *dateTap) offset() (time.Duration, time.Duration, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.date.IsZero() {
+		return 0, 0, false
+	}
+	rtt := t.recv.Sub(t.sent)
+	mid := t.sent.Add(rtt / 2)
+	return t.date.Add(500 * time.Millisecond).Sub(mid), 500*time.Millisecond + rtt/2, true
 }

@@ -78,16 +78,24 @@ type breakerDetails struct {
 	SlowFailedCalls       count  `json:"slowFailedCalls"`
 	NotPermittedCalls     count  `json:"notPermittedCalls"`
 	State                 string `json:"state"`
+	// SetFailureRateThreshold is the threshold's key in resilience4j 0.16-0.17's
+	// per-breaker health indicator (a typo of the library's).
+	SetFailureRateThreshold pct `json:"setFailureRateThreshold"`
 }
 
 func unknownDetails() breakerDetails {
 	n := math.NaN()
-	return breakerDetails{pct(n), pct(n), pct(n), pct(n), count(n), count(n), count(n), count(n), count(n), ""}
+	return breakerDetails{FailureRate: pct(n), SlowCallRate: pct(n), FailureRateThreshold: pct(n), SlowCallRateThreshold: pct(n),
+		BufferedCalls: count(n), FailedCalls: count(n), SlowCalls: count(n), SlowFailedCalls: count(n), NotPermittedCalls: count(n),
+		SetFailureRateThreshold: pct(n)}
 }
 
 func (d breakerDetails) sample(name string) BreakerSample {
 	s := newBreakerSample(name, "")
 	s.State = d.State
+	if math.IsNaN(float64(d.FailureRateThreshold)) {
+		d.FailureRateThreshold = d.SetFailureRateThreshold
+	}
 	s.FailureRate, s.SlowCallRate = float64(d.FailureRate), float64(d.SlowCallRate)
 	s.FailureRateThreshold, s.SlowCallRateThreshold = float64(d.FailureRateThreshold), float64(d.SlowCallRateThreshold)
 	s.Buffered, s.Failed, s.Slow = float64(d.BufferedCalls), float64(d.FailedCalls), float64(d.SlowCalls)
@@ -162,59 +170,170 @@ func ParseCircuitBreakers(body []byte) (samples []BreakerSample, names []string,
 	return samples, names, nil
 }
 
-// ParseHealth decodes GET /actuator/health (the circuitBreakers component) or
-// GET /actuator/health/circuitBreakers. Breakers without details (the health
-// endpoint hides them unless show-details is on) are an error naming the fix.
+// ParseHealth decodes GET /actuator/health or GET
+// /actuator/health/circuitBreakers, in every layout Spring Boot and
+// Resilience4j have used:
+//   - Spring Boot 2.2 and later: indicators under "components";
+//   - Spring Boot 2.0/2.1: indicators under a top-level "details";
+//   - Spring Boot 1.x: indicators at the top level, their details inline;
+//   - resilience4j 1.0 and later: one "circuitBreakers" indicator whose
+//     details hold one health object a breaker;
+//   - resilience4j 0.x: one indicator a breaker, named "<name>CircuitBreaker"
+//     (the bean <name>CircuitBreakerHealthIndicator), 0.10-0.13 without a
+//     "state" detail (the state is then read from the status when it says it).
+//
+// Indicators that are not breakers (diskSpace, ping, ...) are never taken for
+// breakers. Hidden details (show-details off) and a missing breaker indicator
+// are errors naming the setting that fixes them.
 func ParseHealth(body []byte) ([]BreakerSample, error) {
 	if err := checkJSONBody(body); err != nil {
 		return nil, err
 	}
-	type node struct {
-		Status     string                     `json:"status"`
-		Components map[string]json.RawMessage `json:"components"`
-		Details    map[string]json.RawMessage `json:"details"`
-	}
-	var top node
+	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil {
 		return nil, fmt.Errorf("health JSON: %w", err)
 	}
-	comp := top
-	if top.Components != nil {
-		raw, ok := top.Components["circuitBreakers"]
-		if !ok {
-			return nil, errors.New("health JSON: no circuitBreakers component (set management.health.circuitbreakers.enabled=true and register-health-indicator: true)")
+	// The indicators, whichever layout holds them.
+	var container map[string]json.RawMessage
+	for _, key := range []string{"components", "details"} {
+		if raw, ok := top[key]; ok {
+			if err := json.Unmarshal(raw, &container); err != nil {
+				return nil, fmt.Errorf("health JSON: %q: %w", key, err)
+			}
+			break
 		}
-		comp = node{}
+	}
+	if container == nil && len(top) > 1 { // Spring Boot 1.x: indicators at the top level
+		container = top
+	}
+	if container == nil {
+		return nil, errors.New("health JSON: only a status, no details (set management.endpoint.health.show-details=always)")
+	}
+	// resilience4j 1.0 and later: the circuitBreakers indicator.
+	if raw, ok := container["circuitBreakers"]; ok {
+		var comp map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &comp); err != nil {
 			return nil, fmt.Errorf("health JSON: circuitBreakers component: %w", err)
 		}
+		breakers, ok := comp["details"]
+		if !ok {
+			breakers, ok = comp["components"]
+		}
+		if !ok {
+			if anyDetails(container, "circuitBreakers") {
+				return nil, errors.New("health JSON: the circuitBreakers component lists no breaker: no breaker registers its health indicator " +
+					"(register-health-indicator is false by default; set it under resilience4j.circuitbreaker.configs.default or instances.<name>)")
+			}
+			return nil, errors.New("health JSON: circuitBreakers shows no details (set management.endpoint.health.show-details=always)")
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(breakers, &m); err != nil {
+			return nil, fmt.Errorf("health JSON: circuitBreakers details: %w", err)
+		}
+		out := make([]BreakerSample, 0, len(m))
+		for name, raw := range m {
+			smp, isBreaker, err := healthBreaker(name, raw)
+			if err != nil {
+				return nil, err
+			}
+			if !isBreaker {
+				return nil, fmt.Errorf("health JSON: breaker %q has no details (set management.endpoint.health.show-details=always)", name)
+			}
+			out = append(out, smp)
+		}
+		sortSamples(out)
+		return out, nil
 	}
-	if comp.Details == nil {
-		return nil, errors.New("health JSON: circuitBreakers shows no details (set management.endpoint.health.show-details=always)")
+	// resilience4j 0.x: one indicator a breaker, "<name>CircuitBreaker"; or the
+	// component endpoint itself (/health/circuitBreakers), whose details are
+	// the breakers.
+	var perBreaker, component []BreakerSample
+	for key, raw := range container {
+		if key == "status" {
+			continue
+		}
+		smp, isBreaker, err := healthBreaker(key, raw)
+		if err != nil || !isBreaker {
+			continue // another indicator (diskSpace, db, ...): not a breaker
+		}
+		if name, ok := strings.CutSuffix(key, "CircuitBreaker"); ok && name != "" {
+			smp.Name = name
+			perBreaker = append(perBreaker, smp)
+		} else {
+			component = append(component, smp)
+		}
 	}
-	var out []BreakerSample
-	for name, raw := range comp.Details {
-		var cb struct {
-			Status  string          `json:"status"`
-			Details json.RawMessage `json:"details"`
-		}
-		if err := json.Unmarshal(raw, &cb); err != nil {
-			return nil, fmt.Errorf("health JSON: breaker %q: %w", name, err)
-		}
-		d := unknownDetails()
-		if len(cb.Details) == 0 {
-			return nil, fmt.Errorf("health JSON: breaker %q has no details (set management.endpoint.health.show-details=always)", name)
-		}
-		if err := json.Unmarshal(cb.Details, &d); err != nil {
-			return nil, fmt.Errorf("health JSON: breaker %q: %w", name, err)
-		}
-		if d.State != "" && !validStates[d.State] {
-			return nil, fmt.Errorf("health JSON: breaker %q: unknown state %q", name, d.State)
-		}
-		out = append(out, d.sample(name))
+	if len(perBreaker) > 0 {
+		sortSamples(perBreaker)
+		return perBreaker, nil
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	if len(component) > 0 {
+		sortSamples(component)
+		return component, nil
+	}
+	if !anyDetails(container, "") && len(container) > 0 && top["components"] != nil {
+		return nil, errors.New("health JSON: components show no details (set management.endpoint.health.show-details=always)")
+	}
+	return nil, errors.New("health JSON: no circuitBreakers component (set management.health.circuitbreakers.enabled=true and register-health-indicator: true)")
+}
+
+// anyDetails reports whether an indicator other than skip shows details
+// (then show-details is on).
+func anyDetails(container map[string]json.RawMessage, skip string) bool {
+	for k, raw := range container {
+		if k == skip {
+			continue
+		}
+		var n struct {
+			Details map[string]json.RawMessage `json:"details"`
+		}
+		if json.Unmarshal(raw, &n) == nil && len(n.Details) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// healthBreaker decodes one breaker's health object ({"status", "details"},
+// or Spring Boot 1.x's inline details). isBreaker is false when the object
+// carries no breaker details (another indicator, or details hidden).
+func healthBreaker(name string, raw json.RawMessage) (BreakerSample, bool, error) {
+	var h struct {
+		Status  string          `json:"status"`
+		Details json.RawMessage `json:"details"`
+	}
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return BreakerSample{}, false, fmt.Errorf("health JSON: breaker %q: %w", name, err)
+	}
+	det := h.Details
+	if len(det) == 0 {
+		det = raw // Spring Boot 1.x: details inline
+	}
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(det, &keys) != nil {
+		return BreakerSample{}, false, nil
+	}
+	_, hasState := keys["state"]
+	_, hasRate := keys["failureRate"]
+	_, hasBuffered := keys["bufferedCalls"]
+	if !hasState && !(hasRate && hasBuffered) {
+		return BreakerSample{}, false, nil
+	}
+	d := unknownDetails()
+	if err := json.Unmarshal(det, &d); err != nil {
+		return BreakerSample{}, false, fmt.Errorf("health JSON: breaker %q: %w", name, err)
+	}
+	if d.State != "" && !validStates[d.State] {
+		return BreakerSample{}, false, fmt.Errorf("health JSON: breaker %q: unknown state %q", name, d.State)
+	}
+	if d.State == "" { // resilience4j 0.10-0.13: no state detail; the status says it when it can
+		d.State = map[string]string{"UP": "CLOSED", "DOWN": "OPEN", "CIRCUIT_OPEN": "OPEN", "CIRCUIT_HALF_OPEN": "HALF_OPEN"}[h.Status]
+	}
+	return d.sample(name), true, nil
+}
+
+func sortSamples(s []BreakerSample) {
+	sort.Slice(s, func(i, j int) bool { return s[i].Name < s[j].Name })
 }
 
 // ParseJavaTime parses ZonedDateTime.toString() output such as

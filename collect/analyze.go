@@ -88,6 +88,7 @@ type Transition struct {
 	windowStart time.Time
 	lost        bool
 	settled     bool
+	noEvents    bool // the poll that revealed it read no breaker events
 }
 
 // Evidence is what decided a cause. Rates and thresholds are percentages; NaN
@@ -400,7 +401,7 @@ func (t *Tracker) pollTransition(k BreakerKey, b *btrack, smp *BreakerSample, s 
 		hi = smp.ObservedAt
 	}
 	tr := &Transition{Breaker: k, From: from, To: to, Earliest: lo, Latest: hi, Time: lo.Add(hi.Sub(lo) / 2),
-		TimeSource: TimeFromPoll, DetectedAt: s.Received, Evidence: newEvidence(), outcomes: b.outcomes}
+		TimeSource: TimeFromPoll, DetectedAt: s.Received, Evidence: newEvidence(), outcomes: b.outcomes, noEvents: !s.EventsOK}
 	t.all = append(t.all, tr)
 	return tr
 }
@@ -546,18 +547,28 @@ func (t *Tracker) label(tr *Transition, smp *BreakerSample) {
 	case fok && sok && causeOf(f, sl) != "":
 		tr.Cause = causeOf(f, sl)
 		tr.Reason = rates + " in the first OPEN sample"
-		ev.Missing = appendOnce(ev.Missing, "no threshold events")
+		ev.Missing = appendOnce(ev.Missing, noThresholdEvents(tr))
 	case fok && sok:
 		tr.Cause = CauseUnknown
-		tr.Reason = "no threshold events, and the first OPEN sample is below both thresholds (" + rates + "): a manual transition, or a TIME_BASED window that slid"
+		ev.Missing = appendOnce(ev.Missing, noThresholdEvents(tr))
+		tr.Reason = noThresholdEvents(tr) + ", and the first OPEN sample is below both thresholds (" + rates + ")"
 	default:
 		tr.Cause = CauseUnknown
 		missingRates()
-		tr.Reason = "no threshold events and " + strings.Join(ev.Missing, "; ")
+		tr.Reason = noThresholdEvents(tr) + "; " + strings.Join(ev.Missing, "; ")
 		if tr.lost {
 			tr.Reason += "; events were possibly lost"
 		}
 	}
+}
+
+// noThresholdEvents says why no FAILURE_RATE_EXCEEDED / SLOW_CALL_RATE_EXCEEDED
+// event backs a transition: none was published, or no event was available.
+func noThresholdEvents(tr *Transition) string {
+	if tr.noEvents {
+		return "breaker events unavailable (the source read none in the poll that found the transition)"
+	}
+	return "no threshold events"
 }
 
 func orNone(s string) string {

@@ -70,6 +70,12 @@ func (p *PrometheusSource) Poll(ctx context.Context) (Snapshot, error) {
 		p.said["dedup"] = true
 		s.Notices = append(s.Notices, fmt.Sprintf("%s repeats # HELP/# TYPE lines; %d repeated declaration lines were dropped before parsing", safeURL(p.url), res.DroppedLines))
 	}
+	for _, n := range promNotices(safeURL(p.url), res) {
+		if !p.said[n.key] {
+			p.said[n.key] = true
+			s.Notices = append(s.Notices, n.text)
+		}
+	}
 	fillSnapshot(&s, res)
 	if !math.IsNaN(p.lastStart) && !math.IsNaN(res.ProcessStart) && res.ProcessStart != p.lastStart {
 		s.Restarts = append(s.Restarts, Reset{Received: s.Received, Reason: fmt.Sprintf("process_start_time_seconds changed from %v to %v", p.lastStart, res.ProcessStart)})
@@ -78,6 +84,36 @@ func (p *PrometheusSource) Poll(ctx context.Context) (Snapshot, error) {
 		p.lastStart = res.ProcessStart
 	}
 	return s, nil
+}
+
+type promNotice struct{ key, text string }
+
+// promNotices are the remarks a parsed page deserves, each with a key so a
+// source says it once: old metric generations read, gauges reading NaN, a
+// page with retries or time limiters but no circuit breaker.
+func promNotices(where string, res PromResult) []promNotice {
+	var out []promNotice
+	for _, gen := range res.Legacy {
+		out = append(out, promNotice{"legacy " + gen, fmt.Sprintf("%s uses the names of %s: read; the failure rate is derived by the 0.x rule "+
+			"(-1 until the ring buffer is full, then failed calls / ring size); slow calls, thresholds and events are not exported (resilience4j 1.0 and later export the current names)", where, gen)})
+	}
+	for _, n := range res.NaN {
+		out = append(out, promNotice{"nan " + n.Breaker.String(), fmt.Sprintf("%s: breaker %s: %s read NaN, so those values are unknown: Micrometer reports NaN for a gauge whose "+
+			"watched object was garbage-collected (the breaker or its registry was replaced or is no longer referenced by the application; resilience4j issue #1330); "+
+			"restart the service or keep the registry referenced", where, n.Breaker, strings.Join(n.Families, ", "))})
+	}
+	if len(res.Breakers) == 0 && (len(res.Retries) > 0 || len(res.Limiters) > 0) {
+		var names []string
+		for _, r := range res.Retries {
+			names = append(names, "retry "+BreakerKey{Name: r.Name, Instance: r.Instance}.String())
+		}
+		for _, l := range res.Limiters {
+			names = append(names, "time limiter "+BreakerKey{Name: l.Name, Instance: l.Instance}.String())
+		}
+		out = append(out, promNotice{"no breakers", fmt.Sprintf("%s has no circuit breaker series, only %s: no breaker state to watch "+
+			"(a breaker's series appear once it is registered; lazily created ones after their first call)", where, strings.Join(names, ", "))})
+	}
+	return out
 }
 
 func fillSnapshot(s *Snapshot, res PromResult) {
@@ -104,6 +140,7 @@ type PromAPISource struct {
 	selector string
 	api      v1.API
 	g        *httpGetter
+	said     map[string]bool
 }
 
 // NewPromAPI returns a source querying the Prometheus server at url. selector is
@@ -117,7 +154,7 @@ func NewPromAPI(url, selector string, opt HTTPOptions) (Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prom-api %s: %w", safeURL(url), err)
 	}
-	src := &PromAPISource{url: url, selector: sel, g: g}
+	src := &PromAPISource{url: url, selector: sel, g: g, said: map[string]bool{}}
 	src.api = v1.NewAPI(headerClient{client, g})
 	return src, nil
 }
@@ -208,6 +245,12 @@ func (p *PromAPISource) Poll(ctx context.Context) (Snapshot, error) {
 	}
 	for i := range res.Breakers {
 		res.Breakers[i].ObservedAt = observed[res.Breakers[i].Key()]
+	}
+	for _, n := range promNotices(p.Name(), res) {
+		if !p.said[n.key] {
+			p.said[n.key] = true
+			s.Notices = append(s.Notices, n.text)
+		}
 	}
 	fillSnapshot(&s, res)
 	return s, nil

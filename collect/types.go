@@ -27,7 +27,13 @@ type Snapshot struct {
 	// Breakers holds one sample per breaker (and instance).
 	Breakers []BreakerSample `json:"breakers"`
 	// Events are the events first seen in this poll (de-duplicated), oldest first.
+	// They happened after the source started: events older than that are in
+	// History, never here, so nothing that counts Events counts history.
 	Events []Event `json:"events,omitempty"`
+	// History are events the service had buffered before the source started
+	// (its first poll): shown with their date, never counted as transitions
+	// during the run. Each has History set. See ActuatorSource for the rule.
+	History []Event `json:"history,omitempty"`
 	// Lost reports events dropped by the service's ring buffer between polls.
 	Lost []LostEvents `json:"lost,omitempty"`
 	// Limiters are time limiter counters (Prometheus sources only).
@@ -159,6 +165,9 @@ type Event struct {
 	NumberOfAttempts int `json:"numberOfAttempts,omitempty"`
 	// Polled is the local receive time of the poll that first delivered the event.
 	Polled time.Time `json:"polled"`
+	// History is true for an event that happened before the source started
+	// (before the watch or the arm): it is evidence of the past, not of the run.
+	History bool `json:"history,omitempty"`
 }
 
 // LostEvents says that a service's event ring buffer may have dropped events of

@@ -76,6 +76,9 @@ type Config struct {
 	// CommonTags are Micrometer common tags added to every meter; nil means
 	// management.metrics.tags.application from the file, if set.
 	CommonTags map[string]string
+	// Limits bounds client connections (timeouts, simultaneous connections);
+	// zero fields take pgsim's defaults (docs/limits.md).
+	Limits pgsim.ServerLimits
 	// HTTPClient calls the gateway; nil means a pooled client without timeout
 	// (the TimeLimiter bounds each call).
 	HTTPClient *http.Client
@@ -301,11 +304,15 @@ func (s *Service) Start(ctx context.Context, addr string) error {
 		s.gateway = gw
 		s.pgURL = gw.URL()
 	}
-	s.ln = ln
 	s.fresh = map[net.Conn]bool{}
-	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return s.baseCtx },
-		ConnState:   s.trackConn}
+	if !pgsim.IsLoopback(ln.Addr()) {
+		s.logger.Warn("demo service listens on a non-loopback address: anyone who can reach it can use it", "addr", ln.Addr().String())
+	}
+	ln = s.cfg.Limits.Listener(ln)
+	s.ln = ln
+	s.srv = s.cfg.Limits.Server(limitBody(s.Handler(), s.springError), s.logger)
+	s.srv.BaseContext = func(net.Listener) context.Context { return s.baseCtx }
+	s.srv.ConnState = s.trackConn
 	s.serveDone = make(chan struct{})
 	go func() {
 		defer close(s.serveDone)

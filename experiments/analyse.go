@@ -3,16 +3,14 @@ package experiments
 import (
 	"fmt"
 	"maps"
-	"math"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/cbprobe/cbprobe/breaker"
-	"github.com/cbprobe/cbprobe/collect"
 	"github.com/cbprobe/cbprobe/pgsim"
 	"github.com/cbprobe/cbprobe/results"
+	"github.com/cbprobe/cbprobe/runner"
 	"github.com/cbprobe/cbprobe/sim"
 	"github.com/cbprobe/cbprobe/springconf"
 )
@@ -25,56 +23,41 @@ const ExternalConfigNote = "cbprobe cannot change an external service's configur
 func (ar *armRun) analyse(p armPlan, o Options) *results.Arm {
 	ar.mu.Lock()
 	defer ar.mu.Unlock()
+	out := ar.out
 	s := p.settings
 	arm := &results.Arm{
 		Name:        p.arm.Name,
 		Description: p.arm.Description,
-		Breaker:     ar.breaker,
+		Breaker:     out.Breaker,
 		Thresholds:  results.Thresholds{FailureRate: float64(s.Breaker.FailureRateThreshold), SlowCallRate: float64(s.Breaker.SlowCallRateThreshold)},
 		Parameters:  armParameters(p),
 	}
 	// Phases in plan order, so a pause with no request still shows.
 	if len(p.phases) > 0 {
-		for i, ph := range p.phases {
-			st := results.PhaseStats{Name: ph.Name, Rate: ph.Rate, Duration: ph.Duration, Planned: ph.Planned()}
-			if i < len(ar.summary.Phases) {
-				st.Dropped, st.Late = ar.summary.Phases[i].Dropped, ar.summary.Phases[i].Late
-			}
-			arm.Phases = append(arm.Phases, st)
+		for _, ph := range p.phases {
+			arm.Phases = append(arm.Phases, results.PhaseStats{Name: ph.Name, Rate: ph.Rate, Duration: ph.Duration, Planned: ph.Planned()})
 		}
 	} else {
-		st := results.PhaseStats{Name: "sequential", Planned: p.seq.Users * p.seq.Requests}
-		if len(ar.summary.Phases) > 0 {
-			st.Dropped, st.Late = ar.summary.Phases[0].Dropped, ar.summary.Phases[0].Late
-		}
-		arm.Phases = append(arm.Phases, st)
+		arm.Phases = append(arm.Phases, results.PhaseStats{Name: "sequential", Planned: p.seq.Users * p.seq.Requests})
 	}
-	reqs := slices.Clone(ar.requests)
-	sort.Slice(reqs, func(i, j int) bool { return reqs[i].Seq < reqs[j].Seq })
-	for _, r := range reqs {
-		arm.Add(r)
+	out.Fill(arm)
+	if arm.Breaker == "" {
+		arm.Breaker = ar.feign
 	}
-	arm.Latency = scaleLatency(results.LatencyOf(reqs, arm.Name), o.Speed)
-
-	th := configThresholds(p)
-	for _, t := range collect.AnalyzeRecording(ar.recording, th) {
-		if t.Breaker.Name != ar.breaker {
-			continue
-		}
-		rt := results.Transition{
-			At: ar.tl.toWall(t.Time).UTC(), Breaker: t.Breaker.Name, From: t.From, To: t.To,
-			Cause: t.Cause, Evidence: evidence(t), Uncertainty: uncertainty(t, ar.tl),
-		}
-		arm.Transitions = append(arm.Transitions, rt)
+	arm.Latency = scaleLatency(arm.Latency, o.Speed)
+	if out.Lag.Behind {
+		arm.Parameters["loadBehind"] = "arm " + arm.Name + ": " + out.Lag.Warning
 	}
-	arm.MarkRequests(reqs)
-	arm.AttemptsPerRequest, ar.unobstructed = attemptsPerRequest(reqs, ar.orders, ar.log, ar.attempts.Total)
+	if out.TargetDown != "" {
+		arm.Parameters["targetDown"] = out.TargetDown
+	}
+	arm.AttemptsPerRequest, ar.unobstructed, ar.unreached = attemptsPerRequest(out.Requests, ar.orders, ar.log, ar.attempts.Total)
 	if n := ar.attempts.Outcomes[pgsim.OutcomeRejected]; n > 0 {
 		arm.Parameters["gatewayRefused"] = n
 	}
 	notPermitted := 0
-	for _, e := range ar.recording.Events {
-		if e.Name == ar.breaker && e.Type == "NOT_PERMITTED" {
+	for _, e := range out.Recording.Events {
+		if runner.BreakerKey(e.Name, e.Instance) == arm.Breaker && e.Type == "NOT_PERMITTED" {
 			notPermitted++
 		}
 	}
@@ -84,12 +67,12 @@ func (ar *armRun) analyse(p armPlan, o Options) *results.Arm {
 	}
 	arm.Notes = append(arm.Notes, fmt.Sprintf("Gateway attempts (pgsim's attempt log): %.3f per request over the %d requests the breaker did not reject; %d in all for %d requests.",
 		arm.AttemptsPerRequest, ar.unobstructed, ar.attempts.Total, arm.Totals().Sent))
-	for _, g := range ar.gaps {
-		arm.Notes = append(arm.Notes, "Polling error: "+g)
+	if ar.unreached > 0 {
+		arm.Notes = append(arm.Notes, fmt.Sprintf("%d requests were left out of attempts per request: their payment never reached the gateway (cut by the TimeLimiter or a transport error before pgsim received it), so they say nothing about retries.", ar.unreached))
 	}
-	for _, l := range ar.recording.Lost {
+	for _, l := range out.Recording.Lost {
 		arm.Notes = append(arm.Notes, fmt.Sprintf("Events of %s lost to the service's ring buffer (size %d) between %s and %s (at least %d).",
-			l.Name, l.BufferSize, l.After.Format(time.RFC3339Nano), l.Before.Format(time.RFC3339Nano), l.AtLeast))
+			l.Name, l.BufferSize, out.ToWall(l.After).Format(time.RFC3339Nano), out.ToWall(l.Before).Format(time.RFC3339Nano), l.AtLeast))
 	}
 	if o.Target != "" && len(p.props) > 0 {
 		var lines []string
@@ -103,21 +86,29 @@ func (ar *armRun) analyse(p armPlan, o Options) *results.Arm {
 
 // attemptsPerRequest is gateway attempts per request over the requests the breaker
 // did not obstruct (none of their attempts was refused, so their outcome is not
-// "rejected"): the population the closed form (1 − p^n)/(1 − p) describes. The
-// attempts come from pgsim's log, matched to requests by the service's orderId
-// that the flow captured. Without order ids (a custom flow) it is every attempt
-// over every request.
-func attemptsPerRequest(reqs []results.Request, orders map[int]string, log []pgsim.Attempt, total int) (float64, int) {
+// "rejected") and whose payment reached the gateway: the population the closed
+// form (1 − p^n)/(1 − p) describes. The attempts come from pgsim's log, matched
+// to requests by the service's orderId that the flow captured. A request with an
+// orderId but no attempt in the log never reached the gateway (the TimeLimiter
+// cut the call before pgsim received it, which happens on a loaded machine at
+// --speed; or the payment step failed in transport): it is counted apart
+// (unreached), since it says nothing about retries. Without order ids (a custom
+// flow) it is every attempt over every request.
+func attemptsPerRequest(reqs []results.Request, orders map[int]string, log []pgsim.Attempt, total int) (mean float64, n, unreached int) {
 	perOrder := map[string]int{}
 	for _, a := range log {
 		if a.OrderID != "" {
 			perOrder[a.OrderID]++
 		}
 	}
-	attempts, n := 0, 0
+	attempts := 0
 	for _, r := range reqs {
 		id, ok := orders[r.Seq]
 		if !ok || r.Outcome == results.OutcomeRejected {
+			continue
+		}
+		if perOrder[id] == 0 {
+			unreached++
 			continue
 		}
 		attempts += perOrder[id]
@@ -125,14 +116,14 @@ func attemptsPerRequest(reqs []results.Request, orders map[int]string, log []pgs
 	}
 	if len(orders) == 0 {
 		if len(reqs) == 0 {
-			return 0, 0
+			return 0, 0, 0
 		}
-		return float64(total) / float64(len(reqs)), len(reqs)
+		return float64(total) / float64(len(reqs)), len(reqs), 0
 	}
 	if n == 0 {
-		return 0, 0
+		return 0, 0, unreached
 	}
-	return float64(attempts) / float64(n), n
+	return float64(attempts) / float64(n), n, unreached
 }
 
 func armParameters(p armPlan) map[string]any {
@@ -167,67 +158,6 @@ func armParameters(p armPlan) map[string]any {
 // scaleLatency turns latencies measured at --speed into service time.
 func scaleLatency(l results.LatencyStats, speed float64) results.LatencyStats {
 	return results.LatencyStats{P50: l.P50 * speed, P95: l.P95 * speed, P99: l.P99 * speed, Max: l.Max * speed, Mean: l.Mean * speed}
-}
-
-func evidence(t collect.Transition) results.Evidence {
-	e := results.UnknownEvidence()
-	if t.Evidence == nil {
-		if t.Reason != "" {
-			e.Note = t.Reason
-		}
-		return e
-	}
-	ev := t.Evidence
-	e.Source = "sample"
-	if len(ev.ExceededEvents) > 0 {
-		e.Source = "events"
-	}
-	num := func(x float64) float64 {
-		if math.IsNaN(x) {
-			return results.Unknown
-		}
-		return x
-	}
-	count := func(x float64) int {
-		if math.IsNaN(x) {
-			return -1
-		}
-		return int(x)
-	}
-	e.FailureRate, e.SlowCallRate = num(ev.FailureRate), num(ev.SlowCallRate)
-	e.FailureRateThreshold, e.SlowCallRateThreshold = num(ev.FailureRateThreshold), num(ev.SlowCallRateThreshold)
-	e.Buffered, e.Failed, e.Slow = count(ev.Buffered), count(ev.Failed), count(ev.Slow)
-	e.Events = ev.ExceededEvents
-	var notes []string
-	if t.Reason != "" {
-		notes = append(notes, t.Reason)
-	}
-	if !math.IsNaN(ev.SlowFailedShare) && ev.Failed > 0 {
-		notes = append(notes, fmt.Sprintf("%.0f%% of the failures were also slow", 100*ev.SlowFailedShare))
-	}
-	if !math.IsNaN(ev.TimeoutShare) && ev.TimeoutSource != "" {
-		notes = append(notes, fmt.Sprintf("%.0f%% of the failures were timeouts (%s)", 100*ev.TimeoutShare, ev.TimeoutSource))
-	}
-	if ev.ThresholdSource != "" {
-		notes = append(notes, "thresholds from "+ev.ThresholdSource)
-	}
-	notes = append(notes, ev.Notes...)
-	e.Note = strings.Join(notes, "; ")
-	return e
-}
-
-func uncertainty(t collect.Transition, tl timeline) string {
-	var parts []string
-	if t.TimeSource != collect.TimeFromEvent && !t.Latest.IsZero() {
-		parts = append(parts, fmt.Sprintf("time from polling, ±%s", (tl.toWall(t.Latest).Sub(tl.toWall(t.Earliest))/2).Round(time.Millisecond)))
-	}
-	if t.Inferred {
-		parts = append(parts, "inferred from the states before and after")
-	}
-	if t.Evidence != nil && len(t.Evidence.Missing) > 0 {
-		parts = append(parts, "missing: "+strings.Join(t.Evidence.Missing, ", "))
-	}
-	return strings.Join(parts, "; ")
 }
 
 // addComparisons sets the prediction beside each measurement.
@@ -287,26 +217,25 @@ func addComparisons(arm *results.Arm, pr sim.Prediction, p armPlan, unob int) {
 		}
 	}
 	a := pr.AttemptsPerRequest
+	ab := a.UnobstructedBand
 	att := results.Comparison{Metric: fmt.Sprintf("gateway attempts per request (closed form %.2f)", a.ClosedForm), Measured: arm.AttemptsPerRequest,
-		PredictedP5: a.Unobstructed, PredictedP50: a.Unobstructed, PredictedP95: a.Unobstructed, PredictedMean: a.Unobstructed,
-		Note: fmt.Sprintf("closed form (1 − p^n)/(1 − p) = %.3f with p = %.3f, n = %d (requests that never met an open breaker)", a.ClosedForm, a.P, a.MaxAttempts)}
-	if unob > 0 && a.P > 0 && a.P < 1 {
-		// The attempts of one request form a truncated geometric variable with
-		// variance Σ_{k<n} (2k+1) p^k − mean²; the mean over unob requests has a
-		// standard error of sqrt(var/unob). The band is ±3 standard errors around
-		// the simulated mean over the same population.
-		mean, second := 0.0, 0.0
-		for k := 0; k < a.MaxAttempts; k++ {
-			pk := math.Pow(a.P, float64(k))
-			mean += pk
-			second += float64(2*k+1) * pk
-		}
-		se := math.Sqrt(math.Max(second-mean*mean, 0) / float64(unob))
-		att.PredictedP5, att.PredictedP95 = a.Unobstructed-3*se, a.Unobstructed+3*se
-		att.OutsideBand = arm.AttemptsPerRequest < att.PredictedP5 || arm.AttemptsPerRequest > att.PredictedP95
-		att.Note += fmt.Sprintf("; band ±3 standard errors over %d requests", unob)
+		PredictedP5: ab.P5, PredictedP50: ab.P50, PredictedP95: ab.P95, PredictedMean: a.Unobstructed,
+		Note: fmt.Sprintf("closed form (1 − p^n)/(1 − p) = %.3f with p = %.3f, n = %d (requests that never met an open breaker); band: 5–95 %% of the simulated runs' own value", a.ClosedForm, a.P, a.MaxAttempts)}
+	if unob > 0 && ab.N > 0 {
+		att.OutsideBand = !ab.Contains(arm.AttemptsPerRequest)
 	}
 	arm.Comparisons = append(arm.Comparisons, att)
+	if why, _ := arm.Parameters["loadBehind"].(string); why != "" {
+		// Everything but the attempts per request depends on when requests left.
+		for i := range arm.Comparisons {
+			c := &arm.Comparisons[i]
+			if strings.HasPrefix(c.Metric, "gateway attempts") {
+				continue
+			}
+			c.Inconclusive, c.OutsideBand = true, false
+			c.Note = strings.TrimPrefix(c.Note+"; inconclusive: the load generator fell behind (see warnings)", "; ")
+		}
+	}
 	var causes []string
 	for _, k := range []string{"slow-call-rate", "failure-rate", "both"} {
 		if v := pr.OpenCauses[k]; v > 0 {
@@ -343,6 +272,12 @@ func outside(c results.Comparison) bool {
 func armOutcome(a *results.Arm) ArmOutcome {
 	o := ArmOutcome{Name: a.Name, FirstOpenRequest: a.FirstOpenRequest, FirstRejectedRequest: a.FirstRejectedRequest,
 		AttemptsPerRequest: a.AttemptsPerRequest, FirstCause: "none"}
+	if a.Inconclusive() {
+		o.Unobserved = strings.Join(a.Observation.Reasons, "; ")
+	}
+	if down, _ := a.Parameters["targetDown"].(string); down != "" {
+		o.Untrusted = down
+	}
 	for _, t := range a.Transitions {
 		if t.To == "OPEN" {
 			o.Opens++
@@ -387,7 +322,9 @@ func findings(run *results.Run, plans []armPlan) []results.Finding {
 		for _, f := range measuredFindings(a, p) {
 			add(f)
 		}
-		lo := springconf.LintOptions{BreakerName: p.settings.BreakerName, Rate: maxRate(p), RetryOnRejection: &p.settings.RetryOnRejection}
+		// The demo calls the gateway through Retry(CircuitBreaker(TimeLimiter(...))): both wrap the breaker.
+		lo := springconf.LintOptions{BreakerName: p.settings.BreakerName, Rate: maxRate(p), RetryOnRejection: &p.settings.RetryOnRejection,
+			AssumeRetry: true, AssumeTimeLimiter: true}
 		probs := sim.OutcomeProbabilities(p.behaviors[0], p.settings.Breaker, p.settings.Retry, p.settings.TimeLimiter.TimeoutDuration, p.sim.CallOverhead)
 		lo.Gateway = &probs.Call
 		for _, f := range springconf.Lint(p.file, lo) {
@@ -466,11 +403,7 @@ func measuredFindings(a *results.Arm, p armPlan) []results.Finding {
 		}
 	}
 	if n, _ := a.Parameters["gatewayRefused"].(int); n > 0 {
-		out = append(out, results.Finding{ID: "gateway-refused-requests", Severity: "error", Arm: a.Name,
-			Title:    fmt.Sprintf("The gateway refused %d payment calls as bad requests (4xx): the breaker counted them as failures that have nothing to do with the gateway's health", n),
-			Evidence: []string{fmt.Sprintf("pgsim attempt log: %d attempts with outcome rejected-4xx", n)},
-			Fix:      "check the payment body and X-USER-ID your service sends, and that its callbackUrl starts with the gateway's --callback-prefix",
-			Setting:  "pg.callback-url"})
+		out = append(out, runner.GatewayRefused(a.Name, n, fmt.Sprintf("pgsim attempt log: %d attempts with outcome rejected-4xx", n)))
 	}
 	if np, _ := a.Parameters["notPermittedEvents"].(int); s.RetryOnRejection && tot.Rejected > 0 && np > tot.Rejected {
 		out = append(out, results.Finding{ID: "retry-retries-rejections", Severity: "warning", Arm: a.Name,

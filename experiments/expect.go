@@ -209,6 +209,23 @@ type ArmOutcome struct {
 	AttemptsPerRequest float64
 	// Phases are the per-phase counts, in order.
 	Phases []PhaseOutcome
+	// Unobserved, when set, says why the breaker's transitions could not be
+	// observed: expectations on them (first-open-request, opens, cause) are
+	// inconclusive, those on the service's answers still decide.
+	Unobserved string
+	// Untrusted, when set, says why no measurement of the arm can be trusted
+	// (the target stopped answering): every expectation is inconclusive.
+	Untrusted string
+}
+
+// dependsOnTransitions reports whether metric is read from the breaker's
+// observed transitions rather than from the service's answers.
+func dependsOnTransitions(metric string) bool {
+	switch metric {
+	case "first-open-request", "opens", "cause":
+		return true
+	}
+	return false
 }
 
 func (a ArmOutcome) total() PhaseOutcome {
@@ -251,8 +268,12 @@ type Verdict struct {
 	OK bool
 	// Got is the measured value as text.
 	Got string
-	// Reason explains a verdict that could not be computed (missing arm or phase).
+	// Reason explains a verdict that could not be computed (missing arm or
+	// phase, or evidence not observed).
 	Reason string
+	// Inconclusive is true when the evidence the expectation depends on was
+	// not observed (OK is then false; the expectation neither held nor failed).
+	Inconclusive bool
 }
 
 // Check evaluates e on every arm it applies to. An expectation naming an arm that does
@@ -278,6 +299,17 @@ func Check(e Expectation, arms []ArmOutcome) []Verdict {
 }
 
 func checkArm(e Expectation, a ArmOutcome) Verdict {
+	v := checkValue(e, a)
+	switch {
+	case a.Untrusted != "":
+		v.OK, v.Inconclusive, v.Reason = false, true, "inconclusive: "+a.Untrusted
+	case a.Unobserved != "" && dependsOnTransitions(e.Metric):
+		v.OK, v.Inconclusive, v.Reason = false, true, "inconclusive: "+a.Unobserved
+	}
+	return v
+}
+
+func checkValue(e Expectation, a ArmOutcome) Verdict {
 	v := Verdict{Expectation: e, Arm: a.Name}
 	if e.Metric == "cause" {
 		v.Got = a.FirstCause

@@ -2,7 +2,6 @@ package experiments
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -41,6 +40,9 @@ func planArms(spec *Spec, only, configPath string) ([]armPlan, error) {
 		if err != nil {
 			return nil, &SpecError{Source: spec.Source, Msg: fmt.Sprintf("traffic.phases: %v", err)}
 		}
+		if n := (&sim.Arm{Phases: phases}).PlannedRequests(); n > sim.MaxRequestsPerRun {
+			return nil, &SpecError{Source: spec.Source, Msg: fmt.Sprintf("traffic.phases: %q plans %d requests an arm, more than %d (the limit, see docs/limits.md); shorten the phases or lower the rates", spec.Traffic.Phases, n, sim.MaxRequestsPerRun)}
+		}
 		for n := range spec.GatewayPhases {
 			if n > len(phases) {
 				return nil, &SpecError{Source: spec.Source, Msg: fmt.Sprintf("gateway-phases: phase %d: traffic has %d phases", n, len(phases))}
@@ -49,7 +51,7 @@ func planArms(spec *Spec, only, configPath string) ([]armPlan, error) {
 	}
 	var flow *attack.Flow
 	if spec.Traffic.Flow != "" {
-		flow, err = attack.LoadFlow(filepath.Join(spec.Dir, spec.Traffic.Flow))
+		flow, err = attack.LoadFlow(spec.Path(spec.Traffic.Flow))
 		if err != nil {
 			return nil, err
 		}
@@ -82,7 +84,7 @@ func loadBaseConfig(spec *Spec, configPath string) (*springconf.File, error) {
 	case spec.Config == "" || spec.Config == "reference":
 		return springconf.Parse("reference application.yml", springconf.ReferenceYAML(), springconf.YAML)
 	default:
-		return springconf.Load(filepath.Join(spec.Dir, spec.Config))
+		return springconf.Load(spec.Path(spec.Config))
 	}
 }
 

@@ -6,17 +6,18 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/cbprobe/cbprobe/attack"
-	"github.com/cbprobe/cbprobe/breaker"
 	"github.com/cbprobe/cbprobe/collect"
 	"github.com/cbprobe/cbprobe/demo"
 	"github.com/cbprobe/cbprobe/pgsim"
 	"github.com/cbprobe/cbprobe/results"
+	"github.com/cbprobe/cbprobe/runner"
+	"github.com/cbprobe/cbprobe/service"
 	"github.com/cbprobe/cbprobe/sim"
 )
 
@@ -65,8 +66,18 @@ type Options struct {
 	Logger *slog.Logger
 	// Progress, when set, is called about four times a second during each arm.
 	Progress func(arm string, p results.Progress)
+	// Notify, when set, is told about a problem with the evidence the moment
+	// it is first seen (a metrics error, the target not answering).
+	Notify func(arm, msg string)
 	// Version is recorded in run.json.
 	Version string
+	// Created, when set, is called with the run directory's writer as soon as
+	// it exists (the command uses it to mark the run on a second Ctrl-C).
+	Created func(*results.Writer)
+	// Service, when set, starts the user's service for every arm with the arm's
+	// properties and the gateway's URL, and stops it after the arm (--service);
+	// a spec's service.command is used when nil.
+	Service *service.Config
 }
 
 // RunError is an infrastructure failure of an experiment (exit code 3).
@@ -118,6 +129,12 @@ func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	if o.Service, err = spec.Service.Spec.Resolve(spec.Dir, o.Service); err != nil {
+		return nil, "", err
+	}
+	if o.Service != nil && (o.Target != "" || o.Speed != 1) {
+		return nil, "", &SpecError{Source: "--service", Msg: "starts your service on a free port for each arm in real time: drop --target and --speed"}
+	}
 	if o.Target != "" {
 		if o.Speed != 1 {
 			return nil, "", &SpecError{Source: "--speed", Msg: "only the embedded setup can run faster than real time; drop --speed with --target"}
@@ -130,13 +147,18 @@ func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	dir := o.Out
-	if dir == "" {
-		dir = results.DefaultDir(spec.Name, time.Now().UTC())
+	var w *results.Writer
+	if o.Out == "" {
+		w, err = results.CreateDefault(spec.Name, time.Now().UTC())
+	} else {
+		w, err = results.Create(o.Out)
 	}
-	w, err := results.Create(dir)
 	if err != nil {
 		return nil, "", err
+	}
+	dir := w.Dir()
+	if o.Created != nil {
+		o.Created(w)
 	}
 	run := &results.Run{
 		Experiment:  spec.Name,
@@ -163,6 +185,9 @@ func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 		arm, unob, err := runArm(ctx, o, p, w)
 		if arm != nil {
 			addComparisons(arm, prediction, p, unob)
+			if behind := arm.Parameters["loadBehind"]; behind != nil {
+				run.Warnings = append(run.Warnings, behind.(string))
+			}
 			run.Arms = append(run.Arms, *arm)
 			if cerr := w.Checkpoint(run); cerr != nil {
 				o.Logger.Warn("checkpoint run.json", "dir", dir, "err", cerr)
@@ -184,11 +209,11 @@ func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 	failed := 0
 	for _, e := range expects {
 		for _, v := range Check(e, outcomes) {
-			if !v.OK {
+			if !v.OK && !v.Inconclusive {
 				failed++
 			}
 			run.Expectations = append(run.Expectations, results.Expectation{
-				Expr: e.Expr, OK: v.OK, Arm: v.Arm, Got: v.Got, Want: want(e), Message: v.Reason,
+				Expr: e.Expr, OK: v.OK, Arm: v.Arm, Got: v.Got, Want: want(e), Message: v.Reason, Inconclusive: v.Inconclusive,
 			})
 		}
 	}
@@ -196,10 +221,59 @@ func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 	if err := w.Finish(run); err != nil {
 		return run, dir, err
 	}
-	if failed > 0 {
+	switch run.Decide() {
+	case results.VerdictFailed:
 		return run, dir, &ExpectationsFailed{Failed: failed, Total: len(run.Expectations)}
+	case results.VerdictInconclusive:
+		return run, dir, inconclusiveError(run)
 	}
 	return run, dir, nil
+}
+
+// Inconclusive is returned by Run when no expectation failed but cbprobe
+// could not see enough to decide (exit code 3). Reasons and Fix come from the
+// arms' observations.
+type Inconclusive struct {
+	// Reasons say what was not observed, per arm.
+	Reasons []string
+	// Fix says what to change.
+	Fix []string
+}
+
+func (e *Inconclusive) Error() string {
+	msg := "inconclusive: " + strings.Join(e.Reasons, "; ")
+	if len(e.Fix) > 0 {
+		msg += "; fix: " + strings.Join(e.Fix, "; ")
+	}
+	return msg
+}
+
+// ExitCode is 3: the evidence could not decide.
+func (e *Inconclusive) ExitCode() int { return 3 }
+
+func inconclusiveError(run *results.Run) *Inconclusive {
+	e := &Inconclusive{}
+	for _, a := range run.Arms {
+		if a.Observation == nil {
+			continue
+		}
+		for _, r := range a.Observation.Reasons {
+			e.Reasons = append(e.Reasons, "arm "+a.Name+": "+r)
+		}
+		for _, f := range a.Observation.Fix {
+			if !slices.Contains(e.Fix, f) {
+				e.Fix = append(e.Fix, f)
+			}
+		}
+	}
+	if len(e.Reasons) == 0 {
+		for _, x := range run.Expectations {
+			if x.Inconclusive {
+				e.Reasons = append(e.Reasons, x.Expr+": "+x.Message)
+			}
+		}
+	}
+	return e
 }
 
 func interrupted(ctx context.Context, w *results.Writer, run *results.Run) error {
@@ -242,6 +316,9 @@ func armNames(s *Spec) string {
 
 func runParameters(o Options) map[string]any {
 	m := map[string]any{"seed": o.Seed, "speed": o.Speed, "predictRuns": o.PredictRuns, "spec": o.Spec.Source}
+	if o.Service != nil {
+		m["service"], m["metrics"] = o.Service.Command, o.Metrics
+	}
 	if o.Target != "" {
 		m["target"] = o.Target
 		m["metrics"] = o.Metrics
@@ -266,141 +343,139 @@ func want(e Expectation) string {
 	return fmt.Sprintf("%s %g", e.Op, e.Number)
 }
 
-// timeline maps the service's clock to the wall clock: the embedded service runs
-// on a clock Speed times faster than real time.
-type timeline struct {
-	wall0, svc0 time.Time
-	speed       float64
-}
-
-func (t timeline) toWall(s time.Time) time.Time {
-	if s.IsZero() {
-		return s
-	}
-	return t.wall0.Add(time.Duration(float64(s.Sub(t.svc0)) / t.speed))
-}
-
 // armRun is what one arm produced while it ran.
 type armRun struct {
-	mu           sync.Mutex
-	requests     []results.Request
-	recording    collect.Recording
-	gaps         []string
-	summary      attack.Summary
-	attempts     pgsim.AttemptStats
-	log          []pgsim.Attempt
-	orders       map[int]string // request number -> the service's orderId (captured by the flow)
-	unobstructed int            // requests none of whose attempts the breaker refused
-	tl           timeline
-	breaker      string // the breaker analysed ("" until resolved)
-	feign        string // the breaker name the configuration resolves
-	seen         map[string]bool
-	counts       results.Progress // running totals for the progress line
+	mu       sync.Mutex
+	out      *runner.Outcome
+	attempts pgsim.AttemptStats
+	log      []pgsim.Attempt
+	orders   map[int]string // request number -> the service's orderId (captured by the flow)
+	// unobstructed counts the requests of the attempts measure (see attemptsPerRequest)
+	unobstructed int
+	// unreached counts requests whose payment never reached the gateway
+	unreached int
+	feign     string // the breaker name the configuration resolves
 }
 
-// runArm starts the gateway (and the reference service unless o.Target is set),
-// polls the breaker while the attack runs, and analyses what happened.
+// runArm starts the gateway (and the reference service unless o.Target is set)
+// and hands the arm to the shared runner (load, polling, drain, reconciliation);
+// then it reads the gateway's attempt log and analyses the arm.
 func runArm(ctx context.Context, o Options, p armPlan, w *results.Writer) (*results.Arm, int, error) {
-	ar := &armRun{seen: map[string]bool{}, breaker: o.Breaker, feign: p.settings.BreakerName, orders: map[int]string{}}
-	target := o.Target
+	ar := &armRun{feign: p.settings.BreakerName, orders: map[int]string{}}
 	var gateway *pgsim.Server
-	var svc *demo.Service
-	clock := breaker.SystemClock()
-	if target == "" {
-		var err error
-		svc, err = demo.New(demo.Config{
-			Spring:          p.file,
-			EmbeddedGateway: true,
-			Gateway:         pgsim.Config{Behavior: p.behaviors[0], Seed: o.Seed},
-			Seed:            o.Seed,
-			Speed:           o.Speed,
-		}, o.Logger)
-		if err != nil {
-			return nil, 0, err
+	var svc *service.Process
+	var stops []func()
+	defer func() { // after the gateway's attempt log was read
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
 		}
-		if err := svc.Start(ctx, "127.0.0.1:0"); err != nil {
-			return nil, 0, &RunError{Op: "start the reference service", Err: err}
+	}()
+	start := func(ctx context.Context) (runner.Target, error) {
+		if o.Target == "" && o.Service == nil {
+			svc, err := demo.New(demo.Config{
+				Spring:          p.file,
+				EmbeddedGateway: true,
+				Gateway:         pgsim.Config{Behavior: p.behaviors[0], Seed: o.Seed},
+				Seed:            o.Seed,
+				Speed:           o.Speed,
+			}, o.Logger)
+			if err != nil {
+				return runner.Target{}, err
+			}
+			if err := svc.Start(ctx, "127.0.0.1:0"); err != nil {
+				return runner.Target{}, &RunError{Op: "start the reference service", Err: err}
+			}
+			gateway = svc.Gateway()
+			clock := svc.Clock()
+			stops = append(stops, func() { closeWithin(svc.Close) })
+			return runner.Target{URL: svc.URL(), Clock: collect.AdaptClock(clock.Now, clock.AfterFunc), Speed: o.Speed}, nil
 		}
-		defer closeWithin(svc.Close)
-		target, gateway, clock = svc.URL(), svc.Gateway(), svc.Clock()
-	} else {
-		var err error
 		prefix := o.CallbackPrefix
 		if prefix == "" {
 			prefix = "http"
 		}
+		var err error
 		gateway, err = pgsim.New(pgsim.Config{Behavior: p.behaviors[0], Seed: o.Seed, CallbackPrefix: prefix}, o.Logger)
 		if err != nil {
-			return nil, 0, err
+			return runner.Target{}, err
 		}
-		if err := gateway.Start(ctx, o.PGListen); err != nil {
-			return nil, 0, &RunError{Op: "start the gateway on " + o.PGListen, Err: err}
+		listen := o.PGListen
+		if o.Service != nil {
+			listen = "127.0.0.1:0"
 		}
-		defer closeWithin(gateway.Close)
-		if err := attack.CheckTarget(ctx, target, nil); err != nil {
-			return nil, 0, err
+		if err := gateway.Start(ctx, listen); err != nil {
+			return runner.Target{}, &RunError{Op: "start the gateway on " + listen, Err: err}
 		}
+		stops = append(stops, func() { closeWithin(gateway.Close) })
+		if o.Service != nil {
+			if svc, err = service.Start(ctx, o.Service.ForArm(p.arm.Name, w.Dir(), p.props, gateway.URL()), o.Logger); err != nil {
+				return runner.Target{}, err
+			}
+			return runner.Target{URL: svc.URL(), Speed: 1, Stop: func() { _, _ = svc.Stop(context.WithoutCancel(ctx)) }}, nil
+		}
+		if err := attack.CheckTarget(ctx, o.Target, nil); err != nil {
+			return runner.Target{}, err
+		}
+		return runner.Target{URL: o.Target, Speed: 1}, nil
 	}
-	ar.tl = timeline{wall0: time.Now(), svc0: clock.Now(), speed: o.Speed}
-	source, err := metricsSource(o, target, clock)
-	if err != nil {
-		return nil, 0, err
-	}
-	realInterval := max(20*time.Millisecond, time.Duration(float64(100*time.Millisecond)/o.Speed))
-	sampler, err := collect.NewSampler(collect.SamplerConfig{
-		Source:     source,
-		Interval:   time.Duration(float64(realInterval) * o.Speed),
-		Clock:      collect.AdaptClock(clock.Now, clock.AfterFunc),
-		Logger:     o.Logger,
+	cfg := runner.Config{
+		Arm:   p.arm.Name,
+		Start: start,
+		Source: func(target string, clock collect.Clock) (collect.Source, error) {
+			return metricsSource(o, target, clock)
+		},
+		Interval:   max(20*time.Millisecond, time.Duration(float64(100*time.Millisecond)/o.Speed)),
 		Thresholds: configThresholds(p),
-	})
-	if err != nil {
-		return nil, 0, err
+		Breaker:    o.Breaker,
+		Prefer:     p.settings.BreakerName,
+		Writer:     w,
+		Logger:     o.Logger,
+		OnResult: func(r attack.Result) {
+			if id := r.Vars["orderId"]; id != "" {
+				ar.mu.Lock()
+				ar.orders[r.Seq] = id
+				ar.mu.Unlock()
+			}
+		},
 	}
-	pollCtx, stopPolling := context.WithCancel(context.WithoutCancel(ctx))
-	var pollWG sync.WaitGroup
-	pollWG.Add(1)
-	var lastState string
-	go func() {
-		defer pollWG.Done()
-		sampler.Run(pollCtx, func(u collect.Update) {
-			ar.consume(p.arm.Name, u, w, &lastState)
-		})
-	}()
-	gateway.ResetStats()
-	phaseTimers := schedulePhaseBehaviors(p, gateway, o.Speed, o.Logger)
-	cfg := attack.Config{Target: target, Flow: p.flow}
+	if o.Notify != nil {
+		cfg.Notify = func(msg string) { o.Notify(p.arm.Name, msg) }
+	}
+	if o.Progress != nil {
+		cfg.Progress = func(pr results.Progress) { o.Progress(p.arm.Name, pr) }
+	}
+	var phaseTimers []*time.Timer
+	cfg.BeforeAttack = func() {
+		gateway.ResetStats()
+		phaseTimers = schedulePhaseBehaviors(p, gateway, o.Speed, o.Logger)
+	}
+	cfg.Attack = attack.Config{Flow: p.flow}
 	if p.seq != nil {
-		cfg.Users, cfg.Requests = p.seq.Users, p.seq.Requests
-		cfg.Think = time.Duration(float64(p.think) / o.Speed)
+		cfg.Attack.Users, cfg.Attack.Requests = p.seq.Users, p.seq.Requests
+		cfg.Attack.Think = time.Duration(float64(p.think) / o.Speed)
 	} else {
-		cfg.Phases = scalePhases(p.phases, o.Speed)
+		cfg.Attack.Phases = scalePhases(p.phases, o.Speed)
 	}
-	stopProgress := ar.progress(o, p, cfg, &lastState, w)
-	w.Event(results.Event{Time: time.Now().UTC(), Arm: p.arm.Name, Kind: "phase", Message: "attack started against " + target})
-	summary, attackErr := attack.Run(ctx, cfg, func(r attack.Result) {
-		ar.addRequest(p.arm.Name, r, w)
-	})
-	stopProgress()
+	out, err := runner.Run(ctx, cfg)
 	for _, t := range phaseTimers {
 		t.Stop()
 	}
-	ar.summary = summary
-	// Let the sampler see the last transitions before it stops.
-	if ctx.Err() == nil {
-		time.Sleep(3 * realInterval)
+	if out == nil {
+		return nil, 0, err
 	}
-	stopPolling()
-	pollWG.Wait()
-	ar.resolveBreaker()
-	ar.attempts = gateway.Stats().Attempts
-	ar.log = gateway.Attempts()
+	ar.out = out
+	if gateway != nil {
+		ar.attempts = gateway.Stats().Attempts
+		ar.log = gateway.Attempts()
+	}
 	arm := ar.analyse(p, o)
-	if attackErr != nil && ctx.Err() == nil {
-		return arm, ar.unobstructed, attackErr
+	if svc != nil { // stopped by the runner; Stop returns its record
+		rec, serr := svc.Stop(context.WithoutCancel(ctx))
+		arm.Service = &rec
+		err = errors.Join(err, serr)
 	}
-	if o.Target != "" && ctx.Err() == nil && !ar.seen[arm.Breaker] {
-		return arm, ar.unobstructed, &RunError{Op: "read the breaker", Err: fmt.Errorf("breaker %q never appeared in the %s metrics (found: %s); set --breaker", arm.Breaker, o.Metrics, ar.seenNames())}
+	if err != nil && ctx.Err() == nil {
+		return arm, ar.unobstructed, err
 	}
 	return arm, ar.unobstructed, nil
 }
@@ -411,8 +486,8 @@ func closeWithin(closeFn func(context.Context) error) {
 	_ = closeFn(ctx)
 }
 
-func metricsSource(o Options, target string, clock breaker.Clock) (collect.Source, error) {
-	opt := collect.HTTPOptions{Headers: o.Headers, Insecure: o.Insecure, Clock: collect.AdaptClock(clock.Now, clock.AfterFunc), Logger: o.Logger}
+func metricsSource(o Options, target string, clock collect.Clock) (collect.Source, error) {
+	opt := collect.HTTPOptions{Headers: o.Headers, Insecure: o.Insecure, Clock: clock, Logger: o.Logger}
 	url := o.MetricsURL
 	switch o.Metrics {
 	case "actuator":
@@ -471,149 +546,4 @@ func schedulePhaseBehaviors(p armPlan, g *pgsim.Server, speed float64, log *slog
 		at += ph.Duration
 	}
 	return timers
-}
-
-func (ar *armRun) addRequest(arm string, r attack.Result, w *results.Writer) {
-	req := results.Request{
-		Arm: arm, Seq: r.Seq, Phase: r.PhaseName, User: r.User,
-		Intended: r.Intended.UTC(), Sent: r.Sent.UTC(), Latency: r.Latency,
-		Status: r.Status, Outcome: results.Classify(r.Status, r.Body), Error: r.Error,
-	}
-	w.Request(req)
-	ar.mu.Lock()
-	ar.requests = append(ar.requests, req)
-	if id := r.Vars["orderId"]; id != "" {
-		ar.orders[r.Seq] = id
-	}
-	ar.counts.Sent++
-	switch req.Outcome {
-	case results.OutcomeSucceeded:
-		ar.counts.Succeeded++
-	case results.OutcomeRejected:
-		ar.counts.Rejected++
-	default:
-		ar.counts.Failed++
-	}
-	ar.mu.Unlock()
-}
-
-func (ar *armRun) consume(arm string, u collect.Update, w *results.Writer, lastState *string) {
-	ar.mu.Lock()
-	defer ar.mu.Unlock()
-	if u.Err != "" {
-		if u.FirstOfKind {
-			ar.gaps = append(ar.gaps, u.Err)
-			w.Event(results.Event{Time: time.Now().UTC(), Arm: arm, Kind: "poll-error", Message: u.Err})
-		}
-		return
-	}
-	s := u.Snapshot
-	if s == nil {
-		return
-	}
-	for _, b := range s.Breakers {
-		ar.seen[b.Name] = true
-		ar.recording.Samples = append(ar.recording.Samples, b)
-		if b.Name == ar.want() {
-			*lastState = b.State
-		}
-		w.Sample(results.Sample{
-			Arm: arm, Time: ar.tl.toWall(b.Received).UTC(), Source: s.Source, Breaker: b.Name, State: b.State,
-			FailureRate: b.FailureRate, SlowCallRate: b.SlowCallRate,
-			FailureRateThreshold: b.FailureRateThreshold, SlowCallRateThreshold: b.SlowCallRateThreshold,
-			Buffered: b.Buffered, Failed: b.Failed, Slow: b.Slow, SlowFailed: b.SlowFailed, NotPermitted: b.NotPermitted,
-		})
-	}
-	for _, e := range s.Events {
-		ar.recording.Events = append(ar.recording.Events, e)
-		if e.Type == "SUCCESS" || e.Type == "ERROR" {
-			continue // per-call events stay in the service's ring; the record keeps the decisive ones
-		}
-		from, to, _ := strings.Cut(e.StateTransition, "_TO_")
-		w.Event(results.Event{Time: ar.tl.toWall(e.CreationTime).UTC(), Arm: arm, Kind: "breaker", Breaker: e.Name,
-			Type: e.Type, From: from, To: to, Message: e.ErrorMessage})
-	}
-	ar.recording.Lost = append(ar.recording.Lost, s.Lost...)
-	ar.recording.Limiters = append(ar.recording.Limiters, s.Limiters...)
-	ar.recording.Restarts = append(ar.recording.Restarts, s.Restarts...)
-	for _, n := range s.Notices {
-		w.Event(results.Event{Time: time.Now().UTC(), Arm: arm, Kind: "note", Message: n})
-	}
-}
-
-// want is the breaker the progress line follows: the one asked for, else the
-// Feign name the reference configuration uses.
-func (ar *armRun) want() string {
-	if ar.breaker != "" {
-		return ar.breaker
-	}
-	return ar.feign
-}
-
-// resolveBreaker picks the breaker to analyse when none was named: the Feign
-// name if the target exposed it, else the only breaker it exposed, else the
-// Feign name (so the error names what was expected).
-func (ar *armRun) resolveBreaker() {
-	ar.mu.Lock()
-	defer ar.mu.Unlock()
-	if ar.breaker != "" {
-		return
-	}
-	ar.breaker = ar.feign
-	if !ar.seen[ar.feign] && len(ar.seen) == 1 {
-		for n := range ar.seen {
-			ar.breaker = n
-		}
-	}
-}
-
-func (ar *armRun) seenNames() string {
-	ar.mu.Lock()
-	defer ar.mu.Unlock()
-	if len(ar.seen) == 0 {
-		return "no breaker at all"
-	}
-	var names []string
-	for n := range ar.seen {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
-}
-
-// progress reports counts to o.Progress four times a second until stopped.
-func (ar *armRun) progress(o Options, p armPlan, cfg attack.Config, lastState *string, w *results.Writer) func() {
-	if o.Progress == nil {
-		return func() {}
-	}
-	var total time.Duration
-	for _, ph := range cfg.Phases {
-		total += ph.Duration
-	}
-	start := time.Now()
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(250 * time.Millisecond)
-		defer t.Stop()
-		prevSent, prevAt := 0, start
-		for {
-			select {
-			case <-done:
-				return
-			case now := <-t.C:
-				ar.mu.Lock()
-				pr := ar.counts
-				pr.State = *lastState
-				ar.mu.Unlock()
-				pr.Elapsed, pr.Total, pr.Backlog = now.Sub(start), total, w.Backlog()
-				pr.Rate = float64(pr.Sent-prevSent) / now.Sub(prevAt).Seconds()
-				prevSent, prevAt = pr.Sent, now
-				o.Progress(p.arm.Name, pr)
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
 }

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,6 +13,9 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cbprobe/cbprobe/service"
+	"github.com/cbprobe/cbprobe/sim"
 )
 
 //go:embed specs/*.yaml
@@ -115,8 +119,12 @@ func (g Gateway) Merge(o Gateway) Gateway {
 }
 
 // Service holds the reference service's own settings (the `pg.*` keys of its
-// application.yml). Nil fields keep the configuration's value.
+// application.yml). Nil fields keep the configuration's value. At the top level
+// it may also say how to start your service for each arm (command, dir, env,
+// start-timeout, stop-grace, health, gateway-property: see service.Spec).
 type Service struct {
+	// Spec starts your service for each arm, like --service (top level only).
+	service.Spec `yaml:",inline"`
 	// RetryMaxAttempts counts the first call (pg.retry-max-attempts).
 	RetryMaxAttempts *int `yaml:"retry-max-attempts"`
 	// RetryWait is the wait between attempts (pg.retry-wait), e.g. "0s".
@@ -232,6 +240,9 @@ func ParseSpec(source string, data []byte) (*Spec, error) {
 	dec.KnownFields(true)
 	var s Spec
 	if err := dec.Decode(&s); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &SpecError{Source: source, Msg: "empty spec: no YAML document (want name, traffic and arms; `cbprobe experiment show retry` prints an example)"}
+		}
 		var te *yaml.TypeError
 		if errors.As(err, &te) {
 			msgs := make([]string, len(te.Errors))
@@ -274,12 +285,18 @@ func (s *Spec) validate() error {
 		return bad("traffic: set phases or sequential, not both")
 	case s.Traffic.Sequential != nil && (s.Traffic.Sequential.Users < 1 || s.Traffic.Sequential.Requests < 1):
 		return bad("traffic.sequential: users and requests must be at least 1")
+	case s.Traffic.Sequential != nil && (s.Traffic.Sequential.Users > sim.MaxRequestsPerRun || s.Traffic.Sequential.Requests > sim.MaxRequestsPerRun/s.Traffic.Sequential.Users):
+		return bad("traffic.sequential: %d users × %d requests is more than %d requests an arm (the limit, see docs/limits.md)", s.Traffic.Sequential.Users, s.Traffic.Sequential.Requests, sim.MaxRequestsPerRun)
 	case s.Traffic.Sequential != nil && len(s.GatewayPhases) > 0:
 		return bad("gateway-phases: needs traffic.phases")
 	}
 	if s.Traffic.Sequential != nil && s.Traffic.Sequential.Think != "" {
-		if _, err := time.ParseDuration(s.Traffic.Sequential.Think); err != nil {
+		d, err := time.ParseDuration(s.Traffic.Sequential.Think)
+		if err != nil {
 			return bad("traffic.sequential.think: %q is not a duration", s.Traffic.Sequential.Think)
+		}
+		if d < 0 {
+			return bad("traffic.sequential.think: %q is negative (want a pause of 0s or more)", s.Traffic.Sequential.Think)
 		}
 	}
 	if len(s.Arms) == 0 {
@@ -297,6 +314,12 @@ func (s *Spec) validate() error {
 			return bad("arms[%d].name: %q is used twice", i, a.Name)
 		}
 		seen[a.Name] = true
+		if !a.Service.Spec.IsZero() {
+			return bad("arms[%d].service: command, dir, env, start-timeout, stop-grace, health and gateway-property belong in the top-level service block", i)
+		}
+	}
+	if _, err := s.Service.Spec.Config(""); err != nil {
+		return bad("%v", err)
 	}
 	for n := range s.GatewayPhases {
 		if n < 1 {
@@ -312,6 +335,15 @@ func (s *Spec) validate() error {
 		}
 	}
 	return nil
+}
+
+// Path resolves a path written in the spec (flow:, config:): an absolute path
+// is used as it is, a relative one is relative to the spec's folder.
+func (s *Spec) Path(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(s.Dir, p)
 }
 
 // Arm returns the arm with that name.

@@ -234,6 +234,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var re *RequestError
 		if errors.As(err, &re) {
+			s.noteRefusal(re.Status, re.Message, req.CallbackURL)
 			s.reject(w, arrived, user, re.OrderID, re.Status, codeBadRequest, re.Message)
 		} else {
 			s.reject(w, arrived, user, "", http.StatusBadRequest, codeBadRequest, msgBadRequest)
@@ -287,6 +288,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 
 // reject answers a 4xx at once and logs the attempt as rejected.
 func (s *Server) reject(w http.ResponseWriter, arrived time.Time, user, order string, code int, errorCode, msg string) {
+	if errorCode != codeBadRequest || !isValidationMessage(msg) {
+		s.noteRefusal(code, msg, "")
+	}
 	s.decideMu.Lock()
 	s.log.Record(arrived, user, order, OutcomeRejected, 0)
 	s.decideMu.Unlock()

@@ -157,6 +157,7 @@ func (l *attemptLog) Record(at time.Time, user, order, outcome string, injected 
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := 0
+	order, user = storedID(order), storedID(user)
 	if order != "" {
 		e, ok := l.orders[order]
 		if !ok {

@@ -40,6 +40,11 @@ func (s *Server) controlFail(w http.ResponseWriter, code int, err error) {
 // handleControl serves /__pgsim/behavior (GET, PUT to replace, PATCH to merge),
 // /__pgsim/stats (GET), /__pgsim/reset (POST) and /__pgsim/attempts (GET, JSON lines).
 func (s *Server) handleControl(w http.ResponseWriter, r *http.Request) {
+	if ok, why := s.controlAllowed(r); !ok {
+		s.count(EndpointControl, OutcomeRejected)
+		writeJSON(w, &s.bufs, http.StatusForbidden, controlError{Error: why})
+		return
+	}
 	name := strings.TrimPrefix(r.URL.Path, "/__pgsim/")
 	allow := map[string]string{"behavior": "GET, PUT, PATCH", "stats": "GET", "reset": "POST", "attempts": "GET"}[name]
 	if allow == "" {

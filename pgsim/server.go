@@ -61,6 +61,18 @@ type Config struct {
 	// Speed > 1 divides every injected latency and the settlement delay
 	// (1 = real time, the default).
 	Speed float64
+	// MaxLogBytes is the byte budget of the in-memory attempt log (default
+	// DefaultMaxLogBytes): LogCaps lowers MaxOrders and MaxAttempts to fit it.
+	MaxLogBytes int
+	// MaxStoreBytes is the byte budget of the transaction store (default
+	// DefaultMaxStoreBytes); the oldest transactions are forgotten beyond it.
+	MaxStoreBytes int
+	// Limits bounds client connections: timeouts and simultaneous connections.
+	Limits ServerLimits
+	// ControlToken, when set, must be sent in the X-Pgsim-Token header of every
+	// /__pgsim/ request. Without it the control API answers only while the
+	// server listens on a loopback address.
+	ControlToken string
 }
 
 // DefaultConfig returns the defaults: the field report's gateway, a random
@@ -104,6 +116,13 @@ func (c Config) withDefaults() Config {
 	if c.Speed == 0 {
 		c.Speed = 1
 	}
+	if c.MaxLogBytes == 0 {
+		c.MaxLogBytes = DefaultMaxLogBytes
+	}
+	if c.MaxStoreBytes == 0 {
+		c.MaxStoreBytes = DefaultMaxStoreBytes
+	}
+	c.Limits = c.Limits.WithDefaults()
 	return c
 }
 
@@ -135,16 +154,23 @@ func (c Config) Validate() error {
 	switch {
 	case math.IsNaN(c.Speed) || math.IsInf(c.Speed, 0) || c.Speed < 0:
 		return &ConfigError{fmt.Errorf("speed %v: want a number > 0", c.Speed)}
-	case c.CallbackWorkers < 0:
-		return &ConfigError{fmt.Errorf("callback workers %d: want >= 1", c.CallbackWorkers)}
-	case c.CallbackQueue < 0:
-		return &ConfigError{fmt.Errorf("callback queue %d: want >= 1", c.CallbackQueue)}
+	case c.CallbackWorkers < 0 || c.CallbackWorkers > MaxCallbackWorkers:
+		return &ConfigError{fmt.Errorf("callback workers %d: want 1 to %d", c.CallbackWorkers, MaxCallbackWorkers)}
+	case c.CallbackQueue < 0 || c.CallbackQueue > MaxCallbackQueue:
+		return &ConfigError{fmt.Errorf("callback queue %d: want 1 to %d", c.CallbackQueue, MaxCallbackQueue)}
+	case c.MaxOrders > MaxTrackedEntries || c.MaxAttempts > MaxTrackedEntries:
+		return &ConfigError{fmt.Errorf("max orders %d, max attempts %d: want at most %d each", c.MaxOrders, c.MaxAttempts, MaxTrackedEntries)}
+	case c.MaxLogBytes < 0 || c.MaxStoreBytes < 0:
+		return &ConfigError{fmt.Errorf("max log bytes %d, max store bytes %d: want > 0", c.MaxLogBytes, c.MaxStoreBytes)}
 	case c.CallbackTimeout < 0:
 		return &ConfigError{fmt.Errorf("callback timeout %v: want > 0", c.CallbackTimeout)}
 	case c.MaxOrders < 0:
 		return &ConfigError{fmt.Errorf("max orders %d: want >= 1", c.MaxOrders)}
 	case c.MaxAttempts < 0:
 		return &ConfigError{fmt.Errorf("max attempts %d: want >= 1", c.MaxAttempts)}
+	}
+	if err := c.Limits.Validate(); err != nil {
+		return &ConfigError{err}
 	}
 	return nil
 }
@@ -180,6 +206,10 @@ type Server struct {
 	cutOnce  sync.Once
 	closed   atomic.Bool
 	closeMu  sync.Mutex
+	exposed  atomic.Bool // listening on a non-loopback address
+
+	refusalsMu sync.Mutex
+	refusals   map[string]bool // kinds of refused payments already logged
 }
 
 // New builds a server from cfg (defaults applied, then validated). It opens
@@ -208,7 +238,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		started:   time.Now(),
 		cut:       make(chan struct{}),
 	}
-	s.store = newStore(newKeyGen(rand.New(rand.NewPCG(uint64(seed), 0x5eed_0003)).Uint64()))
+	s.store = newStore(newKeyGen(rand.New(rand.NewPCG(uint64(seed), 0x5eed_0003)).Uint64()), cfg.MaxStoreBytes)
 	var logW *os.File
 	if cfg.LogPath != "" {
 		f, err := os.OpenFile(cfg.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -217,10 +247,11 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		}
 		logW, s.logFile = f, f
 	}
+	maxOrders, maxAttempts := cfg.LogCaps()
 	if logW != nil {
-		s.log = newAttemptLog(cfg.MaxOrders, cfg.MaxAttempts, logW)
+		s.log = newAttemptLog(maxOrders, maxAttempts, logW)
 	} else {
-		s.log = newAttemptLog(cfg.MaxOrders, cfg.MaxAttempts, nil)
+		s.log = newAttemptLog(maxOrders, maxAttempts, nil)
 	}
 	s.callbacks = newCallbackPool(cfg.CallbackWorkers, cfg.CallbackQueue, cfg.CallbackTimeout, s.metrics, logger)
 	s.setBehaviorMetrics(cfg.Behavior)
@@ -254,12 +285,17 @@ func (s *Server) Start(ctx context.Context, addr string) error {
 	if err != nil {
 		return fmt.Errorf("pgsim: listen on %s: %w", addr, err)
 	}
-	s.listener = ln
-	s.httpSrv = &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
+	if !IsLoopback(ln.Addr()) {
+		s.exposed.Store(true)
+		if s.cfg.ControlToken == "" {
+			s.logger.Warn("pgsim listens on a non-loopback address: anyone who can reach it can use it; the control API (/__pgsim/) is refused until you restart with --control-token", "addr", ln.Addr().String())
+		} else {
+			s.logger.Warn("pgsim listens on a non-loopback address: anyone who can reach it can use it; the control API needs the "+ControlTokenHeader+" header", "addr", ln.Addr().String())
+		}
 	}
+	ln = s.cfg.Limits.Listener(ln)
+	s.listener = ln
+	s.httpSrv = s.cfg.Limits.Server(s.handler, s.logger)
 	go func() {
 		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.logger.Error("pgsim serve", "addr", ln.Addr().String(), "err", err)

@@ -31,18 +31,47 @@ type Transaction struct {
 	seq         uint64 // creation order
 }
 
-// store holds transactions, scoped by user.
+// store holds transactions, scoped by user, within a byte budget: beyond it
+// the oldest transactions are forgotten (counted in evicted).
 type store struct {
-	mu      sync.Mutex
-	byKey   map[string]*Transaction
-	byOrder map[orderKey][]*Transaction // creation order
-	keys    *keyGen
+	mu       sync.Mutex
+	byKey    map[string]*Transaction
+	byOrder  map[orderKey][]*Transaction // creation order
+	keys     *keyGen
+	fifo     []*Transaction // creation order, oldest at head
+	head     int
+	bytes    int // txBytes of the stored transactions
+	maxBytes int
+	evicted  int
 }
 
 type orderKey struct{ user, order string }
 
-func newStore(keys *keyGen) *store {
-	return &store{byKey: make(map[string]*Transaction), byOrder: make(map[orderKey][]*Transaction), keys: keys}
+func newStore(keys *keyGen, maxBytes int) *store {
+	return &store{byKey: make(map[string]*Transaction), byOrder: make(map[orderKey][]*Transaction), keys: keys, maxBytes: maxBytes}
+}
+
+// evictLocked forgets the oldest transactions until the budget holds room
+// for need more bytes (the newest one always stays).
+func (s *store) evictLocked(need int) {
+	for s.maxBytes > 0 && s.bytes+need > s.maxBytes && s.head < len(s.fifo) {
+		t := s.fifo[s.head]
+		s.fifo[s.head] = nil
+		s.head++
+		delete(s.byKey, t.TransactionKey)
+		ok := orderKey{t.userID, t.OrderID}
+		if list := s.byOrder[ok]; len(list) <= 1 {
+			delete(s.byOrder, ok)
+		} else {
+			s.byOrder[ok] = list[1:]
+		}
+		s.bytes -= txBytes(t)
+		s.evicted++
+	}
+	if s.head > 1024 && s.head*2 > len(s.fifo) {
+		s.fifo = append(s.fifo[:0], s.fifo[s.head:]...)
+		s.head = 0
+	}
 }
 
 // create stores a PENDING transaction for p under user and returns a copy.
@@ -54,9 +83,13 @@ func (s *store) create(now time.Time, user string, p PaymentRequest) Transaction
 		TransactionKey: key, OrderID: p.OrderID, CardType: p.CardType, CardNo: p.CardNo, Amount: p.Amount,
 		Status: StatusPending, userID: user, callbackURL: p.CallbackURL, seq: seq,
 	}
+	n := txBytes(t)
+	s.evictLocked(n)
 	s.byKey[key] = t
 	ok := orderKey{user, p.OrderID}
 	s.byOrder[ok] = append(s.byOrder[ok], t)
+	s.fifo = append(s.fifo, t)
+	s.bytes += n
 	return *t
 }
 
@@ -93,6 +126,13 @@ func (s *store) settle(key, status, reason string) (Transaction, bool) {
 	}
 	t.Status, t.Reason = status, reason
 	return *t, true
+}
+
+// usage returns the accounted bytes and the number of evicted transactions.
+func (s *store) usage() (bytes, evicted int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bytes, s.evicted
 }
 
 func (s *store) len() int {

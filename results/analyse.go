@@ -47,18 +47,48 @@ func LastSentAtOrBefore(reqs []Request, arm string, t time.Time) int {
 	return last
 }
 
-// MarkRequests sets each transition's Request (the first request sent at or
-// after it) and FirstOpenRequest (the request in flight when the breaker first
-// went from CLOSED to OPEN: the last one sent at or before that transition,
-// which in a sequential run is the request whose gateway call opened it) from
-// the arm's requests in reqs.
+// MarkRequests sets FirstRejectedRequest, each transition's Request and
+// FirstOpenRequest from the arm's requests in reqs, with one definition used
+// everywhere (headline, transitions table, run.json):
+//
+// A transition's request is the last request sent at or before the moment the
+// transition happened (in a sequential run, the request whose gateway call
+// caused it; in open-model traffic, the last one to leave before it). The
+// moment is the transition's estimated time, except that a breaker that
+// refused a request was open when that request arrived: a transition into
+// OPEN estimated after the first refusal that follows it is moved back to
+// just before that refusal. So the first OPEN request is always smaller than
+// the first rejected request, and FirstOpenRequest equals the Request of the
+// first CLOSED→OPEN transition.
 func (a *Arm) MarkRequests(reqs []Request) {
 	a.FirstOpenRequest = 0
+	var firstRej *Request
+	for i := range reqs {
+		r := &reqs[i]
+		if r.Arm != a.Name && a.Name != "" || r.Outcome != OutcomeRejected || r.Seq <= 0 {
+			continue
+		}
+		if firstRej == nil || r.Seq < firstRej.Seq {
+			firstRej = r
+		}
+	}
+	if firstRej != nil && (a.FirstRejectedRequest == 0 || firstRej.Seq < a.FirstRejectedRequest) {
+		a.FirstRejectedRequest = firstRej.Seq
+	}
+	opened := false
 	for i := range a.Transitions {
 		tr := &a.Transitions[i]
-		tr.Request = FirstSentAtOrAfter(reqs, a.Name, tr.At)
+		at := tr.At
+		if tr.To == "OPEN" && !opened && firstRej != nil && !at.Before(firstRej.sentAt()) {
+			// The first refusal proves the breaker was already open.
+			at = firstRej.sentAt().Add(-time.Nanosecond)
+		}
+		if tr.To == "OPEN" {
+			opened = true
+		}
+		tr.Request = LastSentAtOrBefore(reqs, a.Name, at)
 		if tr.From == "CLOSED" && tr.To == "OPEN" && a.FirstOpenRequest == 0 {
-			a.FirstOpenRequest = LastSentAtOrBefore(reqs, a.Name, tr.At)
+			a.FirstOpenRequest = tr.Request
 		}
 	}
 }

@@ -102,6 +102,8 @@ func causeEvidence(e Evidence) string {
 // runStatus is "complete", "interrupted: reason" or "partial: reason".
 func runStatus(r *Run) string {
 	switch {
+	case r.Complete && r.Decide() == VerdictInconclusive:
+		return "inconclusive (the run finished, but cbprobe could not observe enough to decide)"
 	case r.Complete:
 		return "complete"
 	case r.Interrupted:
@@ -127,6 +129,32 @@ func runDuration(r *Run) time.Duration {
 }
 
 // expectationDetail is "got X, want Y: message" with empty parts left out.
+// expectationMark is "pass", "fail" or "inconclusive".
+func expectationMark(e Expectation) string {
+	switch {
+	case e.Inconclusive:
+		return "inconclusive"
+	case e.OK:
+		return "pass"
+	}
+	return "fail"
+}
+
+// observationLines are an inconclusive arm's reasons and fixes, one a line.
+func observationLines(a *Arm) []string {
+	if !a.Inconclusive() {
+		return nil
+	}
+	var out []string
+	for _, r := range a.Observation.Reasons {
+		out = append(out, "inconclusive: "+r)
+	}
+	for _, f := range a.Observation.Fix {
+		out = append(out, "fix: "+f)
+	}
+	return out
+}
+
 func expectationDetail(e Expectation) string {
 	var parts []string
 	if e.Got != "" {

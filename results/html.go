@@ -13,19 +13,23 @@ import (
 type htmlData struct {
 	Run    *Run
 	Status string
-	Origin string
-	Arms   []htmlArm
-	Data   template.JS
-	Script template.JS
-	Notes  []string
+	// Verdict is Run.Decide for a finished run, "" otherwise.
+	Verdict string
+	Origin  string
+	Arms    []htmlArm
+	Data    template.JS
+	Script  template.JS
+	Notes   []string
 }
 
 type htmlArm struct {
-	Index   int
-	Arm     *Arm
-	Phases  [][]string
-	Trans   [][]string
-	Compare [][]string
+	Index int
+	Arm   *Arm
+	// Observation lists an inconclusive arm's reasons and fixes.
+	Observation []string
+	Phases      [][]string
+	Trans       [][]string
+	Compare     [][]string
 }
 
 // reportData is the JSON embedded in report.html.
@@ -46,6 +50,9 @@ type reportData struct {
 func WriteHTML(w io.Writer, rec *Record) error {
 	run := &rec.Run
 	d := htmlData{Run: run, Status: runStatus(run), Notes: rec.Warnings}
+	if run.Complete {
+		d.Verdict = run.Decide()
+	}
 	if t0 := rec.Origin(); !t0.IsZero() {
 		d.Origin = t0.UTC().Format("2006-01-02 15:04:05.000Z")
 	}
@@ -53,7 +60,7 @@ func WriteHTML(w io.Writer, rec *Record) error {
 	for i := range run.Arms {
 		a := &run.Arms[i]
 		rd.Arms = append(rd.Arms, rec.Series(i))
-		ha := htmlArm{Index: i, Arm: a}
+		ha := htmlArm{Index: i, Arm: a, Observation: observationLines(a)}
 		phases := append([]PhaseStats{}, a.Phases...)
 		if len(phases) > 1 {
 			phases = append(phases, a.Totals())
@@ -133,16 +140,17 @@ window.onerror = function (msg, src, line, col) {
 </script>
 <h1>cbprobe {{.Run.Experiment}}</h1>
 {{with .Run.Description}}<p>{{.}}</p>{{end}}
-<p class="status {{if .Run.Complete}}complete{{else}}partial{{end}}">{{.Status}}</p>
+<p class="status {{if .Run.Complete}}complete{{else}}partial{{end}}">{{.Status}}{{with .Verdict}} · verdict <b>{{.}}</b>{{end}}</p>
 <p>{{with .Run.Target}}target <code>{{.}}</code> · {{end}}{{with .Origin}}started {{.}} · {{end}}times are seconds from the start</p>
 {{if not .Run.Complete}}<p class="warn">This run is not complete: it shows what was measured before it stopped.</p>{{end}}
 {{with .Run.Expectations}}<h2>Expectations</h2>
 <table class="left"><tr><th></th><th>expectation</th><th>detail</th></tr>
-{{range .}}<tr><td class="{{if .OK}}ok{{else}}fail{{end}}">{{if .OK}}✅ pass{{else}}❌ fail{{end}}</td><td><code>{{.Expr}}</code></td><td>{{detail .}}</td></tr>
+{{range .}}<tr><td class="{{if .Inconclusive}}partial{{else if .OK}}ok{{else}}fail{{end}}">{{if .Inconclusive}}❔ inconclusive{{else if .OK}}✅ pass{{else}}❌ fail{{end}}</td><td><code>{{.Expr}}</code></td><td>{{detail .}}</td></tr>
 {{end}}</table>{{end}}
 {{range .Arms}}<section class="arm" id="arm-{{.Index}}">
 <h2>Arm {{.Arm.Name}}</h2>
 {{with .Arm.Description}}<p>{{.}}</p>{{end}}
+{{with .Observation}}<div class="warn"><b>Inconclusive</b>: cbprobe could not observe this breaker well enough to judge it.<ul>{{range .}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
 <p>{{firstOpen .Arm}} · {{firstRejected .Arm}}{{if .Arm.AttemptsPerRequest}} · attempts per request {{num .Arm.AttemptsPerRequest}}{{end}}{{with .Arm.Breaker}} · breaker <code>{{.}}</code>{{end}}</p>
 <table><tr><th>phase</th><th>rate</th><th>planned</th><th>sent</th><th>succeeded</th><th>rejected</th><th>failed</th><th>dropped</th><th>late</th></tr>
 {{range .Phases}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>

@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -12,6 +13,7 @@ type junitSuites struct {
 	Name     string       `xml:"name,attr"`
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr,omitempty"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
 
@@ -35,6 +37,7 @@ type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
+	Error     *junitFailure `xml:"error,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
 }
 
@@ -56,6 +59,7 @@ func WriteJUnit(w io.Writer, run *Run) error {
 			{Name: "experiment", Value: run.Experiment},
 			{Name: "complete", Value: strconv.FormatBool(run.Complete)},
 			{Name: "interrupted", Value: strconv.FormatBool(run.Interrupted)},
+			{Name: "verdict", Value: verdictOf(run)},
 		},
 	}
 	if !run.Started.IsZero() {
@@ -69,7 +73,11 @@ func WriteJUnit(w io.Writer, run *Run) error {
 		if e.Arm != "" {
 			c.Classname += "." + e.Arm
 		}
-		if e.OK {
+		if e.Inconclusive {
+			// An error, not a skip: an inconclusive run is never green in CI.
+			suite.Errors++
+			c.Error = &junitFailure{Message: expectationDetail(e), Type: "inconclusive", Text: e.Expr + ": " + expectationDetail(e)}
+		} else if e.OK {
 			c.SystemOut = expectationDetail(e)
 		} else {
 			suite.Failures++
@@ -81,7 +89,17 @@ func WriteJUnit(w io.Writer, run *Run) error {
 		}
 		suite.Cases = append(suite.Cases, c)
 	}
-	doc := junitSuites{Name: "cbprobe", Tests: suite.Tests, Failures: suite.Failures, Suites: []junitSuite{suite}}
+	for i := range run.Arms {
+		a := &run.Arms[i]
+		if lines := observationLines(a); len(lines) > 0 {
+			suite.Tests++
+			suite.Errors++
+			msg := strings.Join(lines, "; ")
+			suite.Cases = append(suite.Cases, junitCase{Name: "evidence of arm " + a.Name, Classname: "cbprobe." + run.Experiment + "." + a.Name,
+				Error: &junitFailure{Message: msg, Type: "inconclusive", Text: msg}})
+		}
+	}
+	doc := junitSuites{Name: "cbprobe", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Suites: []junitSuite{suite}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

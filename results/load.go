@@ -50,7 +50,63 @@ func Load(dir string) (*Record, error) {
 		return nil, err
 	}
 	rec.Run = run
+	rec.rebuild()
 	return rec, nil
+}
+
+// rebuild fills in, for a run that did not finish (killed with SIGKILL, or
+// run.json last checkpointed early), the arms from what the streams hold:
+// each arm's request counts, first rejected request and latency come from
+// requests.csv when run.json has fewer. A warning says so, with the numbers
+// of requests, samples and events on disk.
+func (rec *Record) rebuild() {
+	if rec.Run.Complete {
+		return
+	}
+	byArm := map[string][]Request{}
+	var order []string
+	for _, r := range rec.Requests {
+		if _, ok := byArm[r.Arm]; !ok {
+			order = append(order, r.Arm)
+		}
+		byArm[r.Arm] = append(byArm[r.Arm], r)
+	}
+	rebuilt := false
+	for _, name := range order {
+		reqs := byArm[name]
+		a := rec.Run.Arm(name)
+		if a == nil {
+			rec.Run.Arms = append(rec.Run.Arms, Arm{Name: name, Thresholds: Thresholds{FailureRate: Unknown, SlowCallRate: Unknown}})
+			a = &rec.Run.Arms[len(rec.Run.Arms)-1]
+		}
+		if a.Totals().Sent >= len(reqs) {
+			continue
+		}
+		rebuilt = true
+		for i := range a.Phases {
+			p := &a.Phases[i]
+			p.Sent, p.Succeeded, p.Rejected, p.Failed = 0, 0, 0, 0
+		}
+		a.FirstRejectedRequest = 0
+		for _, r := range reqs {
+			a.Add(r)
+		}
+		a.MarkRequests(reqs)
+		a.Latency = LatencyOf(reqs, name)
+		if a.Breaker == "" {
+			for _, s := range rec.Samples {
+				if s.Arm == name {
+					a.Breaker = s.Breaker
+					break
+				}
+			}
+		}
+	}
+	if rebuilt {
+		rec.Run.Warnings = append(rec.Run.Warnings, fmt.Sprintf(
+			"the run stopped before it could write its summary (killed?): the counts above are rebuilt from the files on disk: %d requests, %d samples, %d events",
+			len(rec.Requests), len(rec.Samples), len(rec.Events)))
+	}
 }
 
 // loadStreams reads requests.csv, samples.csv and events.jsonl.

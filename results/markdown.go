@@ -31,14 +31,19 @@ func WriteMarkdown(w io.Writer, run *Run) error {
 	switch {
 	case !run.Complete:
 		icon = "⚠️"
-	case !run.Passed():
+	case run.Decide() == VerdictFailed:
 		icon = "❌"
+	case run.Decide() == VerdictInconclusive:
+		icon = "❔"
 	}
 	fmt.Fprintf(b, "# %s cbprobe %s\n\n", icon, mdCell(run.Experiment))
 	if run.Description != "" {
 		fmt.Fprintf(b, "%s\n\n", run.Description)
 	}
 	facts := []string{"**" + runStatus(run) + "**"}
+	if run.Complete {
+		facts = append(facts, "verdict **"+run.Decide()+"**")
+	}
 	if run.Target != "" {
 		facts = append(facts, "target "+mdCode(run.Target))
 	}
@@ -54,16 +59,26 @@ func WriteMarkdown(w io.Writer, run *Run) error {
 	}
 
 	if len(run.Expectations) > 0 {
-		passed := 0
+		passed, unknown := 0, 0
 		for _, e := range run.Expectations {
 			if e.OK {
 				passed++
 			}
+			if e.Inconclusive {
+				unknown++
+			}
 		}
-		fmt.Fprintf(b, "## Expectations: %d of %d held\n\n| | expectation | arm | got | want | note |\n|---|---|---|---|---|---|\n", passed, len(run.Expectations))
+		extra := ""
+		if unknown > 0 {
+			extra = fmt.Sprintf(", %d inconclusive", unknown)
+		}
+		fmt.Fprintf(b, "## Expectations: %d of %d held%s\n\n| | expectation | arm | got | want | note |\n|---|---|---|---|---|---|\n", passed, len(run.Expectations), extra)
 		for _, e := range run.Expectations {
 			mark := "✅"
-			if !e.OK {
+			switch {
+			case e.Inconclusive:
+				mark = "❔ inconclusive"
+			case !e.OK:
 				mark = "❌"
 			}
 			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", mark, mdCode(e.Expr), mdCell(e.Arm), mdCell(e.Got), mdCell(e.Want), mdCell(e.Message))
@@ -127,6 +142,13 @@ func writeMarkdownArm(b *bufio.Writer, run *Run, a *Arm) {
 		facts = append(facts, fmt.Sprintf("latency p50 %s ms, p95 %s ms, p99 %s ms", num(a.Latency.P50), num(a.Latency.P95), num(a.Latency.P99)))
 	}
 	fmt.Fprintf(b, "%s\n\n", strings.Join(facts, " · "))
+	if lines := observationLines(a); len(lines) > 0 {
+		b.WriteString("> [!CAUTION]\n> **Inconclusive**: cbprobe could not observe this breaker well enough to judge it.\n")
+		for _, l := range lines {
+			fmt.Fprintf(b, "> - %s\n", mdCell(l))
+		}
+		b.WriteString("\n")
+	}
 
 	b.WriteString("| phase | rate | planned | sent | succeeded | rejected | failed | dropped | late |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	rows := append([]PhaseStats{}, a.Phases...)
@@ -173,7 +195,10 @@ func writeMarkdownArm(b *bufio.Writer, run *Run, a *Arm) {
 		b.WriteString("| metric | measured | predicted p5 | p50 | p95 | mean | field report | |\n|---|---:|---:|---:|---:|---:|---:|---|\n")
 		for _, c := range a.Comparisons {
 			mark := "inside band"
-			if c.OutsideBand {
+			switch {
+			case c.Inconclusive:
+				mark = "❔ inconclusive"
+			case c.OutsideBand:
 				mark = "⚠️ outside band"
 			}
 			if c.Note != "" {

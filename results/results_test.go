@@ -434,10 +434,12 @@ func TestCreateErrors(t *testing.T) {
 	}
 	tests := []struct {
 		name, dir, want string
+		code            int
 	}{
-		{"parent is a file", filepath.Join(file, "run"), "not a directory"},
-		{"exists", existing, "already exists"},
-		{"empty", "", "empty path"},
+		{"parent is a file", filepath.Join(file, "run"), "not a directory", 3},
+		// An --out that is taken is the user's choice to fix: a usage error.
+		{"exists", existing, "already exists", 2},
+		{"empty", "", "empty path", 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -447,8 +449,8 @@ func TestCreateErrors(t *testing.T) {
 				t.Fatal("Create succeeded, want an error")
 			}
 			var re *Error
-			if !errors.As(err, &re) || re.ExitCode() != 3 {
-				t.Errorf("error %T %v, want *Error with exit code 3", err, err)
+			if !errors.As(err, &re) || re.ExitCode() != tc.code {
+				t.Errorf("error %T %v, want *Error with exit code %d", err, err, tc.code)
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q lacks %q", err, tc.want)
@@ -687,18 +689,42 @@ func TestArmAdd(t *testing.T) {
 
 func TestMarkRequestsAndLatency(t *testing.T) {
 	reqs := sampleRequests() // request i sent at +i*200ms (+1.234 ms), latency 100+i ms
-	a := Arm{Name: "COUNT_BASED", Transitions: []Transition{
-		{At: t0().Add(1100 * time.Millisecond), From: "CLOSED", To: "OPEN"},
-		{At: t0().Add(3 * time.Second), From: "OPEN", To: "HALF_OPEN"},
-		{At: t0().Add(time.Hour), From: "HALF_OPEN", To: "OPEN"},
-	}}
-	a.MarkRequests(reqs)
-	if got := []int{a.Transitions[0].Request, a.Transitions[1].Request, a.Transitions[2].Request}; !slices.Equal(got, []int{6, 15, 0}) {
-		t.Errorf("transition requests %v, want [6 15 0]", got)
+	for i := range reqs {
+		reqs[i].Outcome = OutcomeSucceeded
 	}
-	// The breaker opened at +1.1 s, while request 5 (sent at +1.001 s) was in flight.
-	if a.FirstOpenRequest != 5 {
-		t.Errorf("first OPEN request %d, want 5, the request in flight", a.FirstOpenRequest)
+	reqs[6].Outcome = OutcomeRejected // request 7, sent at +1.401 s
+	tests := []struct {
+		name       string
+		openAt     time.Duration
+		want       []int // Request of each transition
+		first, rej int
+	}{
+		// The breaker opened at +1.1 s, while request 5 (sent at +1.001 s) was
+		// in flight: that is the first OPEN request, in the headline and in the
+		// transitions table alike (it was "the next request", 6, in the table).
+		{"open before the first refusal", 1100 * time.Millisecond, []int{5, 14, 30}, 5, 7},
+		// Polling placed the OPEN at +2 s, after request 7 was refused at
+		// +1.401 s: the refusal proves the breaker was open, so the OPEN is
+		// attributed to request 6 and never to one after the first rejected.
+		{"open estimated after the first refusal", 2 * time.Second, []int{6, 14, 30}, 6, 7},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := Arm{Name: "COUNT_BASED", Transitions: []Transition{
+				{At: t0().Add(tc.openAt), From: "CLOSED", To: "OPEN"},
+				{At: t0().Add(3 * time.Second), From: "OPEN", To: "HALF_OPEN"},
+				{At: t0().Add(time.Hour), From: "HALF_OPEN", To: "OPEN"},
+			}}
+			a.MarkRequests(reqs)
+			got := []int{a.Transitions[0].Request, a.Transitions[1].Request, a.Transitions[2].Request}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("transition requests %v, want %v", got, tc.want)
+			}
+			if a.FirstOpenRequest != tc.first || a.FirstRejectedRequest != tc.rej || a.Transitions[0].Request != a.FirstOpenRequest {
+				t.Errorf("first OPEN request %d (transition says %d), first rejected %d; want %d, %d: one number everywhere, OPEN before the first refusal",
+					a.FirstOpenRequest, a.Transitions[0].Request, a.FirstRejectedRequest, tc.first, tc.rej)
+			}
+		})
 	}
 	if got := LastSentAtOrBefore(reqs, "COUNT_BASED", t0().Add(1001234*time.Microsecond)); got != 5 {
 		t.Errorf("last sent at or before request 5's send time = %d, want 5", got)

@@ -50,17 +50,15 @@ type Run struct {
 	Expectations []Expectation `json:"expectations"`
 	// Warnings are problems with the measurement itself (lost events, backlog, dropped requests).
 	Warnings []string `json:"warnings,omitempty"`
+	// Verdict is the run's one verdict, the same in every file: VerdictPassed,
+	// VerdictFailed, VerdictInconclusive, or VerdictIncomplete for a run that
+	// did not finish. Writer sets it (see Run.Decide).
+	Verdict string `json:"verdict,omitempty"`
 }
 
-// Passed reports whether every expectation held (true when there are none).
-func (r *Run) Passed() bool {
-	for _, e := range r.Expectations {
-		if !e.OK {
-			return false
-		}
-	}
-	return true
-}
+// Passed reports whether every expectation held and nothing was inconclusive
+// (true when there are no expectations and every arm's evidence agreed).
+func (r *Run) Passed() bool { return r.Decide() == VerdictPassed }
 
 // Arm returns the arm named name, or nil.
 func (r *Run) Arm(name string) *Arm {
@@ -106,6 +104,13 @@ type Arm struct {
 	Comparisons []Comparison `json:"comparisons,omitempty"`
 	// Notes are free-form remarks shown under the arm.
 	Notes []string `json:"notes,omitempty"`
+	// Observation is the reconciliation of the arm's evidence (the service's
+	// answers, the breaker's counters, state samples and events, the polling
+	// record); nil when the breaker was not polled.
+	Observation *Observation `json:"observation,omitempty"`
+	// Service records how cbprobe started and stopped the user's service for
+	// this arm (--service); nil when it did not start one.
+	Service *Service `json:"service,omitempty"`
 }
 
 // Totals sums the arm's phases.
@@ -225,8 +230,14 @@ type Transition struct {
 	Evidence Evidence `json:"evidence"`
 	// Uncertainty says what weakens the label (lost events, no sample in OPEN...); empty when firm.
 	Uncertainty string `json:"uncertainty,omitempty"`
-	// Request is the 1-based sequence number of the first request sent after the transition (0 unknown).
+	// Request is the 1-based sequence number of the request the transition is
+	// attributed to (0 unknown): for the first CLOSED→OPEN it equals
+	// Arm.FirstOpenRequest; see Arm.MarkRequests for the one definition.
 	Request int `json:"request,omitempty"`
+	// Inferred is true when no sample or event showed this transition: it was
+	// deduced from the states around it, the breaker's counters or the
+	// service's refusals (Uncertainty says from what).
+	Inferred bool `json:"inferred,omitempty"`
 }
 
 // Evidence backs a transition's cause. Rates and thresholds are percent;
@@ -290,6 +301,10 @@ type Expectation struct {
 	Want string `json:"want,omitempty"`
 	// Message explains a failure (or why the value could not be measured).
 	Message string `json:"message,omitempty"`
+	// Inconclusive is true when the evidence the expectation depends on was
+	// not observed (OK is then false, and the expectation is neither passed
+	// nor failed); Message says what was missing.
+	Inconclusive bool `json:"inconclusive,omitempty"`
 }
 
 // Comparison sets one metric's measured value against its prediction band.
@@ -310,6 +325,10 @@ type Comparison struct {
 	Reported *float64 `json:"reported,omitempty"`
 	// OutsideBand is true when Measured lies outside [PredictedP5, PredictedP95].
 	OutsideBand bool `json:"outsideBand"`
+	// Inconclusive is true when the measured value cannot be compared (for
+	// example the load generator fell behind and the value depends on timing);
+	// OutsideBand is then false and Note says why.
+	Inconclusive bool `json:"inconclusive,omitempty"`
 	// Note explains a difference.
 	Note string `json:"note,omitempty"`
 }
@@ -369,7 +388,10 @@ type Request struct {
 }
 
 // Sample is one row of samples.csv: one breaker as read by one poll. Rates and
-// thresholds are percent, Unknown (-1) when not reported.
+// thresholds are percent; every value the source did not report is Unknown
+// (-1), never NaN (a breaker below its minimum number of calls reports -1
+// rates itself, which reads the same: not judged). Time is when the values
+// were read at the service (the scrape time for a Prometheus server).
 type Sample struct {
 	// Arm is the arm the poll belongs to.
 	Arm string `json:"arm"`
@@ -403,8 +425,10 @@ type Event struct {
 	Time time.Time `json:"time"`
 	// Arm is the arm it belongs to ("" for the run).
 	Arm string `json:"arm,omitempty"`
-	// Kind groups events: "breaker" or "circuitbreaker"/"timelimiter"/"retry" (from the service),
-	// "phase", "poll-error", "lost-events", "note".
+	// Kind groups events: "circuitbreaker", "timelimiter", "retry" (the service's
+	// own events, per-call ones included), "phase", "poll-error", "poll-gap",
+	// "lost-events", "target", "note". Older runs wrote "breaker" for every
+	// service event.
 	Kind string `json:"kind"`
 	// Breaker is the breaker (or limiter, retry) name.
 	Breaker string `json:"breaker,omitempty"`

@@ -94,8 +94,11 @@ func WriteText(w io.Writer, run *Run, o TextOptions) error {
 	b := bufio.NewWriter(w)
 	status := runStatus(run)
 	statusColor := ansiGreen
-	if !run.Complete {
+	if !run.Complete || run.Decide() != VerdictPassed {
 		statusColor = ansiYellow
+	}
+	if run.Complete && run.Decide() == VerdictFailed {
+		statusColor = ansiRed
 	}
 	head := o.paint(ansiBold, "cbprobe "+run.Experiment) + "  " + o.paint(statusColor, status)
 	if run.Target != "" {
@@ -132,7 +135,10 @@ func WriteText(w io.Writer, run *Run, o TextOptions) error {
 		b.WriteString("\n" + o.paint(ansiBold, "expectations") + "\n")
 		for _, e := range run.Expectations {
 			mark := o.paint(ansiGreen, "PASS")
-			if !e.OK {
+			switch {
+			case e.Inconclusive:
+				mark = o.paint(ansiYellow, "INCONCLUSIVE")
+			case !e.OK:
 				mark = o.paint(ansiRed, "FAIL")
 			}
 			line := "  " + mark + "  " + e.Expr
@@ -198,6 +204,9 @@ func writeTextArm(b *bufio.Writer, run *Run, a *Arm, o TextOptions) {
 		facts = append(facts, fmt.Sprintf("latency p50 %sms p95 %sms p99 %sms", num(a.Latency.P50), num(a.Latency.P95), num(a.Latency.P99)))
 	}
 	b.WriteString("  " + strings.Join(facts, "  ") + "\n")
+	for _, l := range observationLines(a) {
+		b.WriteString("  " + o.paint(ansiYellow, l) + "\n")
+	}
 	for _, t := range a.Transitions {
 		line := fmt.Sprintf("  %s %s → %s", relTime(t.At, run.Started), o.paint(stateColor(t.From), t.From), o.paint(stateColor(t.To), t.To))
 		if t.Cause != "" {
@@ -214,7 +223,10 @@ func writeTextArm(b *bufio.Writer, run *Run, a *Arm, o TextOptions) {
 	for _, c := range a.Comparisons {
 		u := unitSuffix(c.Unit)
 		line := fmt.Sprintf("  %s: measured %s, predicted %s [%s, %s]", c.Metric, num(c.Measured)+u, num(c.PredictedP50)+u, num(c.PredictedP5)+u, num(c.PredictedP95)+u)
-		if c.OutsideBand {
+		switch {
+		case c.Inconclusive:
+			line += " " + o.paint(ansiYellow, "inconclusive")
+		case c.OutsideBand:
 			line += " " + o.paint(ansiYellow, "outside band")
 		}
 		b.WriteString(line + "\n")

@@ -27,7 +27,9 @@ const (
 )
 
 // DefaultDir is the run directory used when the caller gives none:
-// cbprobe-results/<experiment>-<UTC time as 20060102T150405Z>.
+// cbprobe-results/<experiment>-<UTC time as 20060102T150405Z>. Two runs
+// started in the same second get the same name: create it with CreateDefault,
+// which adds a suffix.
 func DefaultDir(experiment string, now time.Time) string {
 	name := strings.Map(func(r rune) rune {
 		if r == '/' || r == '\\' || r == ' ' || r == ':' {
@@ -40,6 +42,34 @@ func DefaultDir(experiment string, now time.Time) string {
 	}
 	return filepath.Join("cbprobe-results", name+"-"+now.UTC().Format("20060102T150405Z"))
 }
+
+// maxDefaultSuffix bounds the names CreateDefault tries in one second.
+const maxDefaultSuffix = 1000
+
+// CreateDefault creates the default run directory of experiment at now
+// (DefaultDir), or, when another run already took that name, the first free
+// DefaultDir-2, -3, … (up to -1000): two runs started in the same second never
+// collide. The directory is claimed atomically (mkdir), so concurrent
+// processes each get their own.
+func CreateDefault(experiment string, now time.Time) (*Writer, error) {
+	base := DefaultDir(experiment, now)
+	dir := base
+	for i := 2; ; i++ {
+		w, err := Create(dir)
+		if err == nil || !errors.Is(err, os.ErrExist) || i > maxDefaultSuffix {
+			return w, err
+		}
+		dir = fmt.Sprintf("%s-%d", base, i)
+	}
+}
+
+// FileMode is the mode of every file in a run directory, DirMode the mode of
+// the directory: readable by all, since runs are made to be uploaded as CI
+// artefacts. (The process umask may clear bits, as for any file.)
+const (
+	FileMode os.FileMode = 0o644
+	DirMode  os.FileMode = 0o755
+)
 
 // Error is a failure to write or read a run directory. It is an
 // infrastructure error: ExitCode reports 3.
@@ -55,8 +85,24 @@ func (e *Error) Error() string { return fmt.Sprintf("%s %s: %v", e.Op, e.Path, e
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
-// ExitCode is 3 (infrastructure): the output could not be written or read.
-func (e *Error) ExitCode() int { return 3 }
+// ExitCode is 2 (usage) when the run directory already exists (the user
+// chose an --out that is taken), 3 (infrastructure) otherwise: the output
+// could not be written or read.
+func (e *Error) ExitCode() int {
+	if errors.Is(e.Err, os.ErrExist) {
+		return 2
+	}
+	return 3
+}
+
+// errExists is the error of Create for a directory that exists; it wraps
+// os.ErrExist so that callers (and Error.ExitCode) can tell it apart.
+type errExists struct{}
+
+func (errExists) Error() string {
+	return "already exists; cbprobe never overwrites a run (choose another --out)"
+}
+func (errExists) Is(target error) bool { return target == os.ErrExist }
 
 // Writer streams one run directory to disk. Request, Sample and Event never
 // block the caller: records queue in memory and one background goroutine per
@@ -74,6 +120,10 @@ type Writer struct {
 	mu     sync.Mutex // serialises run.json writes and ending
 	ended  bool
 	closed bool
+
+	cpMu sync.Mutex // guards last and done, for Interrupt
+	last *Run       // copy of the last checkpoint
+	done bool       // Finish or Abort wrote run.json
 }
 
 // opener opens one of the streamed files for writing.
@@ -92,19 +142,19 @@ func create(dir string, open opener) (*Writer, error) {
 		return nil, &Error{Op: "create run directory", Path: dir, Err: errors.New("empty path")}
 	}
 	if parent := filepath.Dir(dir); parent != "." {
-		if err := os.MkdirAll(parent, 0o755); err != nil {
+		if err := os.MkdirAll(parent, DirMode); err != nil {
 			return nil, &Error{Op: "create run directory", Path: dir, Err: err}
 		}
 	}
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := os.Mkdir(dir, DirMode); err != nil {
 		if errors.Is(err, os.ErrExist) {
-			err = errors.New("already exists; cbprobe never overwrites a run (choose another --out)")
+			err = errExists{}
 		}
 		return nil, &Error{Op: "create run directory", Path: dir, Err: err}
 	}
 	if open == nil {
 		open = func(name string) (io.WriteCloser, error) {
-			return os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			return os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, FileMode)
 		}
 	}
 	w := &Writer{dir: dir}
@@ -180,6 +230,9 @@ func (w *Writer) Checkpoint(run *Run) error {
 	if c.Reason == "" {
 		c.Reason = "running (or killed before it could finish)"
 	}
+	w.cpMu.Lock()
+	w.last = &c
+	w.cpMu.Unlock()
 	return w.writeRun(&c)
 }
 
@@ -243,6 +296,7 @@ func (w *Writer) end(run *Run, complete bool, reason string) error {
 	run.Complete = complete && streamErr == nil
 	run.Interrupted = !complete
 	run.Reason = reason
+	run.Verdict = verdictOf(run)
 	if streamErr != nil {
 		run.Reason = strings.TrimSpace(run.Reason + " " + fmt.Sprintf("(results incomplete: %v)", streamErr))
 	}
@@ -278,10 +332,14 @@ func (w *Writer) end(run *Run, complete bool, reason string) error {
 	if len(errs) > 0 && run.Complete {
 		run.Complete = false
 		run.Reason = fmt.Sprintf("results incomplete: %v", errors.Join(errs...))
+		run.Verdict = verdictOf(run)
 	}
 	if err := w.writeRun(run); err != nil {
 		errs = append(errs, err)
 	}
+	w.cpMu.Lock()
+	w.done = true
+	w.cpMu.Unlock()
 	if err := errors.Join(errs...); err != nil {
 		var re *Error
 		if errors.As(err, &re) {
@@ -290,6 +348,14 @@ func (w *Writer) end(run *Run, complete bool, reason string) error {
 		return &Error{Op: "write run", Path: w.dir, Err: err}
 	}
 	return nil
+}
+
+// verdictOf is Run.Decide for a finished run, VerdictIncomplete otherwise.
+func verdictOf(run *Run) string {
+	if !run.Complete {
+		return VerdictIncomplete
+	}
+	return run.Decide()
 }
 
 func (w *Writer) writeRun(run *Run) error {
@@ -337,8 +403,12 @@ func writeFileAtomic(dir, name string, write func(io.Writer) error) error {
 		return &Error{Op: "write", Path: path, Err: err}
 	}
 	tmp := f.Name()
+	// CreateTemp makes 0600 files: give reports the same mode as the streams.
+	err = f.Chmod(FileMode)
 	bw := bufio.NewWriter(f)
-	err = write(bw)
+	if err == nil {
+		err = write(bw)
+	}
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -505,4 +575,32 @@ func (a *appender[T]) error() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.err
+}
+
+// Interrupt marks the run directory at once as interrupted with reason: it
+// rewrites run.json from the last Checkpoint with complete=false and
+// interrupted=true, without waiting for the streams or the reports. It is for
+// a process about to exit (a second Ctrl-C); what the streams wrote so far
+// stays on disk, and `cbprobe report` reads it. Safe to call while another
+// method runs; after Finish or Abort it does nothing.
+func (w *Writer) Interrupt(reason string) error {
+	w.cpMu.Lock()
+	c := w.last
+	w.cpMu.Unlock()
+	if w.isEnded() {
+		return nil
+	}
+	if c == nil {
+		c = &Run{Schema: Schema}
+	}
+	r := *c
+	r.Complete, r.Interrupted, r.Reason, r.Verdict = false, true, reason, VerdictIncomplete
+	r.Ended = time.Now().UTC()
+	return writeFileAtomic(w.dir, RunFile, func(o io.Writer) error { return EncodeRun(o, &r) })
+}
+
+func (w *Writer) isEnded() bool {
+	w.cpMu.Lock()
+	defer w.cpMu.Unlock()
+	return w.done
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/cbprobe/cbprobe/attack"
@@ -83,14 +84,30 @@ func armErr(field, format string, args ...any) error {
 // Sequential reports whether the arm uses the closed model (users back to back).
 func (a *Arm) Sequential() bool { return a.Users > 0 }
 
-// PlannedRequests returns how many requests one run sends.
+// MaxRequestsPerRun is the most requests one simulated run may plan (users ×
+// requests per user, or the sum of the phases' planned requests). Validate
+// refuses a larger arm: a run keeps a few hundred bytes per request in flight,
+// and the median run's request log about 200 bytes per request, so the bound
+// keeps one prediction under about 300 MB whatever the input. At 10/s it is
+// 27.7 hours of traffic.
+const MaxRequestsPerRun = 1_000_000
+
+// PlannedRequests returns how many requests one run sends; an arm whose count
+// does not fit in an int reports math.MaxInt (Validate refuses it).
 func (a *Arm) PlannedRequests() int {
 	if a.Sequential() {
+		if a.RequestsPerUser > 0 && a.Users > math.MaxInt/a.RequestsPerUser {
+			return math.MaxInt
+		}
 		return a.Users * a.RequestsPerUser
 	}
 	n := 0
 	for _, p := range a.Phases {
-		n += p.Planned()
+		k := p.Planned()
+		if k < 0 || n > math.MaxInt-k {
+			return math.MaxInt
+		}
+		n += k
 	}
 	return n
 }
@@ -140,11 +157,18 @@ func (a *Arm) Validate() error {
 		if a.RequestsPerUser < 1 {
 			return armErr("RequestsPerUser", "%d must be at least 1 with %d users", a.RequestsPerUser, a.Users)
 		}
+		if a.Users > MaxRequestsPerRun {
+			return armErr("Users", "%d users plan more than %d requests a run (the limit, see docs/limits.md)", a.Users, MaxRequestsPerRun)
+		}
+		if n := a.PlannedRequests(); n > MaxRequestsPerRun {
+			return armErr("RequestsPerUser", "%d users × %d requests plan more than %d requests a run (the limit, see docs/limits.md)", a.Users, a.RequestsPerUser, MaxRequestsPerRun)
+		}
 		return nil
 	}
 	if len(a.Phases) == 0 {
 		return armErr("Phases", "no phases and no users: nothing to send")
 	}
+	var total time.Duration
 	for i, p := range a.Phases {
 		if !(p.Rate >= 0) || p.Rate > attack.MaxRate {
 			return armErr(fmt.Sprintf("Phases[%d].Rate", i), "%v is not in [0, %d] requests per second", p.Rate, attack.MaxRate)
@@ -152,6 +176,17 @@ func (a *Arm) Validate() error {
 		if p.Duration <= 0 {
 			return armErr(fmt.Sprintf("Phases[%d].Duration", i), "%v must be greater than zero", p.Duration)
 		}
+		if total > math.MaxInt64-p.Duration {
+			return armErr("Phases", "the phases last longer than %v in all", time.Duration(math.MaxInt64))
+		}
+		total += p.Duration
+	}
+	if n := a.PlannedRequests(); n > MaxRequestsPerRun {
+		count := fmt.Sprint(n)
+		if n == math.MaxInt {
+			count = "too many"
+		}
+		return armErr("Phases", "the phases plan %s requests a run, more than %d (the limit, see docs/limits.md); shorten the phases or lower the rates", count, MaxRequestsPerRun)
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ func benchPredict(b *testing.B, a Arm, runs int) {
 	el := b.Elapsed().Seconds()
 	start := time.Now()
 	for i := range runs {
-		if _, err := runArm(&a, RunSeed(0, i), false); err != nil {
+		if _, err := runArm(context.Background(), &a, RunSeed(0, i), false); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -51,7 +51,7 @@ func BenchmarkRunSerial(b *testing.B) {
 	b.ReportAllocs()
 	n := 0
 	for b.Loop() {
-		if _, err := runArm(&a, RunSeed(1, n), false); err != nil {
+		if _, err := runArm(context.Background(), &a, RunSeed(1, n), false); err != nil {
 			b.Fatal(err)
 		}
 		n++

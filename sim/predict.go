@@ -96,6 +96,10 @@ type AttemptsStat struct {
 	// Unobstructed is the mean over requests none of whose attempts was refused:
 	// the population the closed form describes.
 	Unobstructed float64 `json:"unobstructed"`
+	// UnobstructedBand is the spread over simulated runs of each run's own
+	// attempts per unobstructed request (5–95 %), what one measured run is
+	// compared with.
+	UnobstructedBand Band `json:"unobstructedBand"`
 	// ClosedForm is (1 − p^n)/(1 − p) with P the per-attempt retryable failure
 	// probability (timeouts included) and n = MaxAttempts.
 	ClosedForm  float64 `json:"closedForm"`
@@ -110,6 +114,9 @@ type Prediction struct {
 	// Runs is the number of simulated runs and Seed the seed they derive from.
 	Runs int    `json:"runs"`
 	Seed uint64 `json:"seed"`
+	// RequestedRuns is the number of runs asked for when MaxPredictRequests
+	// capped it to Runs (0: not capped).
+	RequestedRuns int `json:"requestedRuns,omitempty"`
 	// Requests is the number of requests per run.
 	Requests int `json:"requests"`
 	// FirstOpenRequest and FirstRejectedRequest are 1-based request numbers over
@@ -152,17 +159,39 @@ func transitionOrder() []string {
 	return []string{"CLOSED_TO_OPEN", "OPEN_TO_HALF_OPEN", "HALF_OPEN_TO_OPEN", "HALF_OPEN_TO_CLOSED"}
 }
 
-// Predict runs arm runs times, run i with seed RunSeed(seed, i), across
+// MaxPredictRequests is the most requests one prediction simulates over all
+// its runs: Predict runs at most MaxPredictRequests / PlannedRequests runs (at
+// least one), so a prediction takes seconds, not hours (a simulated request
+// costs about a microsecond of CPU). Below the cap the runs asked for are kept.
+const MaxPredictRequests = 20_000_000
+
+// PredictRuns returns how many of runs Predict runs for a, after the
+// MaxPredictRequests cap (at least 1).
+func PredictRuns(a *Arm, runs int) int {
+	per := max(a.PlannedRequests(), 1)
+	return max(1, min(runs, MaxPredictRequests/per))
+}
+
+// Predict runs arm runs times (capped by PredictRuns; Prediction.RequestedRuns
+// and a note then say so), run i with seed RunSeed(seed, i), across
 // GOMAXPROCS workers, and aggregates the results in run order, so the same
-// arguments give the same Prediction whatever GOMAXPROCS is. It stops early
-// with ctx's error when ctx is cancelled and returns an *ArmError for an invalid arm.
+// arguments give the same Prediction whatever GOMAXPROCS is. It stops within
+// a few milliseconds of work with ctx's error when ctx is cancelled and returns
+// an *ArmError for an invalid arm (more than MaxRequestsPerRun requests included).
 func Predict(ctx context.Context, arm Arm, runs int, seed uint64) (Prediction, error) {
+	return predictWithin(ctx, arm, runs, seed, MaxPredictRequests)
+}
+
+// predictWithin is Predict with budget simulated requests in all.
+func predictWithin(ctx context.Context, arm Arm, runs int, seed uint64, budget int) (Prediction, error) {
 	if err := arm.Validate(); err != nil {
 		return Prediction{}, err
 	}
 	if runs < 1 {
 		return Prediction{}, armErr("runs", "%d must be at least 1", runs)
 	}
+	requested := runs
+	runs = max(1, min(runs, budget/max(arm.PlannedRequests(), 1)))
 	results := make([]RunResult, runs)
 	workers := min(runtime.GOMAXPROCS(0), runs)
 	var next atomic.Int64
@@ -177,11 +206,11 @@ func Predict(ctx context.Context, arm Arm, runs int, seed uint64) (Prediction, e
 				if i >= runs {
 					return
 				}
-				if i%64 == 0 && ctx.Err() != nil {
+				if ctx.Err() != nil {
 					errs[w] = ctx.Err()
 					return
 				}
-				res, err := runArm(&arm, RunSeed(seed, i), false)
+				res, err := runArm(ctx, &arm, RunSeed(seed, i), false)
 				if err != nil {
 					errs[w] = err
 					return
@@ -197,11 +226,15 @@ func Predict(ctx context.Context, arm Arm, runs int, seed uint64) (Prediction, e
 		}
 	}
 	p := aggregate(&arm, results, seed)
-	median, err := runArm(&arm, RunSeed(seed, p.MedianRunIndex), true)
+	median, err := runArm(ctx, &arm, RunSeed(seed, p.MedianRunIndex), true)
 	if err != nil {
-		return Prediction{}, err
+		return Prediction{}, fmt.Errorf("predict: median run: %w", err)
 	}
 	p.MedianRun = median
+	if runs < requested {
+		p.RequestedRuns = requested
+		p.Notes = append([]string{fmt.Sprintf("ran %d of the %d runs asked for: each run plans %d requests and one prediction simulates at most %d (see docs/limits.md); the bands are coarser", runs, requested, arm.PlannedRequests(), budget)}, p.Notes...)
+	}
 	return p, nil
 }
 
@@ -215,6 +248,7 @@ func aggregate(arm *Arm, results []RunResult, seed uint64) Prediction {
 		first       []float64
 	}{}
 	var totalReq, totalRej, attempts, unobReq, unobAtt int
+	var unobPerRun []float64 // each run's attempts per unobstructed request
 	phaseN := len(results[0].Phases)
 	type acc struct {
 		req, rej, ok, fail int
@@ -267,6 +301,9 @@ func aggregate(arm *Arm, results []RunResult, seed uint64) Prediction {
 		}
 		attempts += r.GatewayAttempts
 		unobReq += r.UnobstructedRequests
+		if r.UnobstructedRequests > 0 {
+			unobPerRun = append(unobPerRun, float64(r.UnobstructedAttempts)/float64(r.UnobstructedRequests))
+		}
 		unobAtt += r.UnobstructedAttempts
 	}
 	p.FirstOpenRequest = newBand(firstOpen, n)
@@ -320,6 +357,7 @@ func aggregate(arm *Arm, results []RunResult, seed uint64) Prediction {
 	if unobReq > 0 {
 		p.AttemptsPerRequest.Unobstructed = float64(unobAtt) / float64(unobReq)
 	}
+	p.AttemptsPerRequest.UnobstructedBand = newBand(unobPerRun, n)
 	p.HalfOpenPassProbability = breaker.HalfOpenPassProbability(arm.Breaker, p.Gateway.Call)
 	p.HalfOpenMeaning = halfOpenMeaning(arm.Breaker, p.HalfOpenPassProbability)
 	p.MedianRunIndex = medianRun(results)

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"math/rand/v2"
 	"time"
 
@@ -152,13 +153,25 @@ func splitmix(x uint64) uint64 {
 const epochSeconds = 1_700_000_000
 
 // Run simulates one run of arm with the given seed. The same arm and seed give
-// the same result. It returns an *ArmError for an invalid arm.
+// the same result. It returns an *ArmError for an invalid arm (one planning more
+// than MaxRequestsPerRun requests included).
 func Run(arm Arm, seed uint64) (RunResult, error) {
+	return RunContext(context.Background(), arm, seed)
+}
+
+// RunContext is Run that stops with ctx's error when ctx is cancelled (it looks
+// every ctxCheckEvents simulated events, a few milliseconds of work).
+func RunContext(ctx context.Context, arm Arm, seed uint64) (RunResult, error) {
 	if err := arm.Validate(); err != nil {
 		return RunResult{}, err
 	}
-	return runArm(&arm, seed, true)
+	return runArm(ctx, &arm, seed, true)
 }
+
+// ctxCheckEvents is how many events a run handles between two looks at its
+// context: at about a microsecond an event, a cancelled run stops within a few
+// milliseconds of work.
+const ctxCheckEvents = 1 << 12
 
 // request is the simulation's state of one request.
 type request struct {
@@ -178,14 +191,17 @@ type request struct {
 
 type runner struct {
 	arm     *Arm
+	detail  bool // keep every request (for the request log); otherwise ended requests' slots are reused
 	rng     *rand.Rand
 	rnd     func() float64
 	clock   *breaker.VirtualClock
 	start   time.Time
 	cb      *breaker.CircuitBreaker
 	q       queue
-	reqs    []request
-	cur     int // index of the request whose breaker call is running, -1 for a timer
+	reqs    []request // request slots: index = seq-1 with detail, reused without
+	free    []int32   // slots of ended requests, reused by newRequest (without detail)
+	sent    int       // requests sent so far
+	cur     int       // slot of the request whose breaker call is running, -1 for a timer
 	timeout time.Duration
 	res     RunResult
 	// cause flags: *_EXCEEDED events seen since the last transition
@@ -199,8 +215,21 @@ type runner struct {
 	rejectErr  error
 }
 
-func runArm(arm *Arm, seed uint64, detail bool) (RunResult, error) {
-	r := &runner{arm: arm, cur: -1, pendingRates: -1, timeout: arm.timeout()}
+// runArm runs a validated arm; with detail it keeps the request log.
+func runArm(ctx context.Context, arm *Arm, seed uint64, detail bool) (RunResult, error) {
+	r, err := newRunner(arm, seed, detail)
+	if err != nil {
+		return RunResult{}, err
+	}
+	if err := r.loop(ctx); err != nil {
+		return RunResult{}, err
+	}
+	return r.result(), nil
+}
+
+// newRunner prepares a run of a validated arm: the breaker, the first events.
+func newRunner(arm *Arm, seed uint64, detail bool) (*runner, error) {
+	r := &runner{arm: arm, detail: detail, cur: -1, pendingRates: -1, timeout: arm.timeout()}
 	r.rng = rand.New(rand.NewPCG(seed, splitmix(seed)))
 	r.rnd = r.rng.Float64
 	r.start = time.Unix(epochSeconds, r.rng.Int64N(int64(time.Second)))
@@ -215,12 +244,12 @@ func runArm(arm *Arm, seed uint64, detail bool) (RunResult, error) {
 	}
 	cb, err := breaker.New(name, arm.Breaker, breaker.WithClock(r.clock))
 	if err != nil {
-		return RunResult{}, armErr("Breaker", "%v", err)
+		return nil, armErr("Breaker", "%v", err)
 	}
 	r.cb = cb
 	if arm.StartOpen {
 		if err := cb.TransitionTo(breaker.StateOpen); err != nil {
-			return RunResult{}, armErr("StartOpen", "%v", err)
+			return nil, armErr("StartOpen", "%v", err)
 		}
 		r.clock.AdvanceTo(r.start)
 	}
@@ -231,7 +260,10 @@ func runArm(arm *Arm, seed uint64, detail bool) (RunResult, error) {
 	r.timeoutErr = &breaker.TimeoutError{Name: name}
 	r.rejectErr = &breaker.CallNotPermittedError{Name: name, State: breaker.StateOpen}
 	r.res.Seed = seed
-	r.reqs = make([]request, 0, arm.PlannedRequests())
+	if detail {
+		// Validate bounds PlannedRequests by MaxRequestsPerRun.
+		r.reqs = make([]request, 0, arm.PlannedRequests())
+	}
 
 	if arm.Sequential() {
 		r.res.Phases = []PhaseResult{{Name: "sequential"}}
@@ -253,8 +285,16 @@ func runArm(arm *Arm, seed uint64, detail bool) (RunResult, error) {
 			r.phaseEnds[i] = at
 		}
 	}
+	return r, nil
+}
 
-	for {
+// loop handles events until none is left; it returns ctx's error when ctx is
+// cancelled (looking every ctxCheckEvents events).
+func (r *runner) loop(ctx context.Context) error {
+	for n := 1; ; n++ {
+		if n%ctxCheckEvents == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		e, ok := r.q.pop()
 		if !ok {
 			break
@@ -264,15 +304,13 @@ func runArm(arm *Arm, seed uint64, detail bool) (RunResult, error) {
 		r.handle(e)
 	}
 	r.cur = -1
-	r.res.Requests = len(r.reqs)
-	for i := range r.reqs {
-		q := &r.reqs[i]
-		if q.rejections == 0 {
-			r.res.UnobstructedRequests++
-			r.res.UnobstructedAttempts += q.attempts
-		}
-	}
-	if detail {
+	return nil
+}
+
+// result finishes the run's result after loop.
+func (r *runner) result() RunResult {
+	r.res.Requests = r.sent
+	if r.detail {
 		r.res.RequestLog = make([]RequestResult, len(r.reqs))
 		for i := range r.reqs {
 			q := &r.reqs[i]
@@ -280,7 +318,7 @@ func runArm(arm *Arm, seed uint64, detail bool) (RunResult, error) {
 				Attempts: q.attempts, Rejections: q.rejections, Status: q.status, Last: q.last}
 		}
 	}
-	return r.res, nil
+	return r.res
 }
 
 func (r *runner) handle(e event) {
@@ -334,8 +372,16 @@ func (r *runner) db() time.Duration {
 }
 
 func (r *runner) newRequest(t time.Duration, phase, user int) {
+	r.sent++
+	q := request{seq: r.sent, phase: phase, user: user, sent: t}
 	idx := len(r.reqs)
-	r.reqs = append(r.reqs, request{seq: idx + 1, phase: phase, user: user, sent: t})
+	if n := len(r.free); n > 0 {
+		idx = int(r.free[n-1])
+		r.free = r.free[:n-1]
+		r.reqs[idx] = q
+	} else {
+		r.reqs = append(r.reqs, q)
+	}
 	r.res.Phases[phase].Requests++
 	// order creation, then the payment's own DB step before the gateway call.
 	d := r.db()
@@ -424,8 +470,15 @@ func (r *runner) requestEnd(t time.Duration, idx int) {
 		r.res.End = t
 	}
 	q.ended = t
+	if q.rejections == 0 {
+		r.res.UnobstructedRequests++
+		r.res.UnobstructedAttempts += q.attempts
+	}
 	if q.user >= 0 && r.userLeft[q.user] > 0 {
 		r.q.push(event{at: t + r.arm.Think, kind: evUserStart, req: -1, a: int32(q.user)})
+	}
+	if !r.detail {
+		r.free = append(r.free, int32(idx))
 	}
 }
 
@@ -467,7 +520,7 @@ func (r *runner) onEvent(e breaker.Event) {
 			if r.res.FirstOpenRequest == 0 && r.res.FirstOpenCause == "" {
 				// The request in flight when the breaker opened: the last one sent
 				// at or before that instant, as the measurement counts it.
-				r.res.FirstOpenRequest = len(r.reqs)
+				r.res.FirstOpenRequest = r.sent
 				r.res.FirstOpenAt = tr.At
 				r.res.FirstOpenCause = tr.Cause
 				if tr.Cause == "" {

@@ -38,7 +38,11 @@ type File struct {
 	sections map[string]*section
 	notes    []Finding      // parse-time findings: unknown keys, duplicates, skipped documents
 	keyLines map[string]int // YAML only: canonical key of every mapping key -> its line
-	entries  []entry        // every property in file order, kept for Overlay
+	entries  []entry        // every property of the documents read, in file order, kept for Overlay
+	profiles Profiles       // the active profiles the documents were chosen by
+	// unknownAt and unknownCount gather unknown-key findings by key while binding.
+	unknownAt    map[string]int
+	unknownCount map[int]int
 }
 
 // section is resilience4j.circuitbreaker / timelimiter / retry after binding.
@@ -59,6 +63,16 @@ type instance struct {
 	bracketed bool
 	line      int
 	settings  map[string]*setting // kebab name -> value
+	// spellings are the other keys that bound to the same name (e.g. Client#m(int) merged
+	// into Clientmint, or backends.x beside instances.x), in file order.
+	spellings []spelling
+}
+
+// spelling is one more way the file wrote an instance key.
+type spelling struct {
+	mapName, raw string
+	bracketed    bool
+	line         int
 }
 
 // setting is one bound per-instance value with where it came from.
@@ -77,80 +91,210 @@ type InstanceKey struct {
 	// Raw is the key as written, brackets kept: "[PgPaymentClient#requestPayment(String,PaymentRequest)]".
 	Raw string
 	// Bound is the map key Spring uses: brackets removed, and for an unbracketed key every
-	// character other than a letter, digit, '-' or '.' dropped.
+	// character other than a letter, digit, '-', '_' or '.' dropped.
 	Bound string
 	// Line is the 1-based line of the key (YAML) or of its first property (.properties).
 	Line int
 }
 
 // Load reads a .yml, .yaml or .properties file (by extension) and parses it.
-func Load(path string) (*File, error) {
-	var f Format
+func Load(path string) (*File, error) { return LoadWith(path, Options{}) }
+
+func formatOf(path string) (Format, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".yml", ".yaml":
-		f = YAML
+		return YAML, nil
 	case ".properties":
-		f = Properties
-	default:
-		return nil, &Error{File: path, Msg: "unknown file type (want .yml, .yaml or .properties)"}
+		return Properties, nil
+	}
+	return YAML, &Error{File: path, Msg: "unknown file type (want .yml, .yaml or .properties)"}
+}
+
+// Parse parses data in the given format with the profiles the file itself activates
+// (ParseWith with zero Options). name is used in error messages and findings.
+// Every resilience4j circuitbreaker, timelimiter and retry entry is checked the way the
+// Spring property setters check it, so a value that would stop the application from
+// starting is an error here. All such errors are returned, joined; each is an *Error.
+func Parse(name string, data []byte, f Format) (*File, error) {
+	return ParseWith(name, data, f, Options{})
+}
+
+// LoadWith is Load with Options (the active profiles).
+func LoadWith(path string, o Options) (*File, error) {
+	f, err := formatOf(path)
+	if err != nil {
+		return nil, err
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("read: %v", err)}
 	}
-	return Parse(path, data, f)
+	return ParseWith(path, data, f, o)
 }
 
-// Parse parses data in the given format. name is used in error messages and findings.
-// Every resilience4j circuitbreaker, timelimiter and retry entry is checked the way the
-// Spring property setters check it, so a value that would stop the application from
-// starting is an error here. All such errors are returned, joined; each is an *Error.
-func Parse(name string, data []byte, f Format) (*File, error) {
+// ParseWith parses data as Parse does, reading the documents (YAML "---", .properties
+// "#---") that Spring Boot would read with the profiles of o: a document with
+// spring.config.activate.on-profile applies when one of its profile expressions matches
+// the active profiles; later documents override earlier ones.
+func ParseWith(name string, data []byte, f Format, o Options) (*File, error) {
 	file := &File{name: name, format: f, props: map[string]*entry{}, lists: map[string][]*entry{}}
-	var docs [][]entry
+	var raw [][]entry
+	var lines []map[string]int
 	switch f {
 	case YAML:
-		d, lines, err := parseYAML(name, data)
+		d, l, err := parseYAML(name, data)
 		if err != nil {
 			return nil, err
 		}
-		docs, file.keyLines = d, lines
+		raw, lines = d, l
+		file.keyLines = map[string]int{}
 	case Properties:
 		d, err := parseProperties(name, data)
 		if err != nil {
 			return nil, err
 		}
-		docs = d
+		raw = d
 	default:
 		return nil, &Error{File: name, Msg: fmt.Sprintf("unknown format %d", int(f))}
 	}
+	docs := make([]document, len(raw))
+	hasProfileDocs := false
+	for i, d := range raw {
+		act, exprs := activationOf(d)
+		docs[i] = document{entries: d, activation: act, exprs: exprs}
+		hasProfileDocs = hasProfileDocs || act != nil
+	}
+	file.profiles = activeProfiles(docs, o)
 	var entries []entry
-	for _, doc := range docs {
-		if e, ok := profileActivation(doc); ok {
-			file.notes = append(file.notes, Finding{ID: "profile-document-skipped", Severity: SeverityInfo, Key: e.name, Line: e.line,
-				Message: fmt.Sprintf("This YAML document applies only when %s=%s is active; cbprobe reads the documents without a profile condition.", e.name, e.value),
-				Fix:     "Put the settings cbprobe should check in a document without a profile condition, or pass the profile's file."})
-			continue
+	for i, d := range docs {
+		if d.activation != nil {
+			ok, err := profilesMatch(d.exprs, file.profiles.Active)
+			if err != nil {
+				return nil, errorf(name, d.activation.line, d.activation.name, "%v (Spring fails to start)", err)
+			}
+			file.profileDocNotes(d, ok)
+			if !ok {
+				continue
+			}
 		}
-		entries = append(entries, doc...)
+		entries = append(entries, d.entries...)
+		if i < len(lines) {
+			for k, l := range lines[i] {
+				if file.keyLines[k] == 0 {
+					file.keyLines[k] = l
+				}
+			}
+		}
+	}
+	if hasProfileDocs || o.Profiles != nil || file.profiles.From != "Spring's default profile" {
+		file.notes = append(file.notes, file.profilesNote())
 	}
 	file.entries = entries
 	file.index(entries)
+	file.importNotes()
 	if err := file.bind(entries); err != nil {
 		return nil, err
 	}
 	return file, nil
 }
 
-// profileActivation finds spring.config.activate.on-profile (or the legacy spring.profiles) in a document.
-func profileActivation(doc []entry) (entry, bool) {
-	for _, e := range doc {
-		c := canonKey(e.elems)
-		if c == "spring.config.activate.onprofile" || c == "spring.profiles" {
-			return e, true
+// ActiveProfiles returns the profiles the file was read with and where they came from.
+func (f *File) ActiveProfiles() Profiles { return f.profiles }
+
+func (f *File) profilesNote() Finding {
+	p := f.profiles
+	msg := fmt.Sprintf("Read with the active profiles %s (from %s).", strings.Join(p.Active, ", "), p.From)
+	if len(p.Assumed) > 0 {
+		msg += " Assumed: " + strings.Join(p.Assumed, "; ") + "."
+	}
+	return Finding{ID: "active-profiles", Severity: SeverityInfo, Key: "spring.profiles.active", Message: msg,
+		Fix: "Pass --profile NAME (repeatable) to read the file as the service you deploy reads it."}
+}
+
+// profileDocNotes reports a profile document that was skipped, and profile-only keys that
+// Spring Boot rejects in it.
+func (f *File) profileDocNotes(d document, applied bool) {
+	a := d.activation
+	if canonKey(a.elems) == "spring.profiles" {
+		f.notes = append(f.notes, Finding{ID: "legacy-profile-key", Severity: SeverityError, Key: a.name, Line: a.line,
+			Message: "spring.profiles in a document is the pre-2.4 syntax: Spring Boot 2.4+ fails to start with InvalidConfigDataPropertyException (it should be replaced with spring.config.activate.on-profile).",
+			Fix:     "Write spring.config.activate.on-profile: " + strings.Join(d.exprs, ", ") + " instead."})
+	}
+	for _, e := range d.entries {
+		elems := e.elems
+		if n := len(elems); n > 1 {
+			if _, ok := isIndex(elems[n-1]); ok {
+				elems = elems[:n-1]
+			}
+		}
+		switch canonKey(elems) {
+		case "spring.profiles.active", "spring.profiles.include", "spring.profiles.default":
+			f.notes = append(f.notes, Finding{ID: "profile-key-in-profile-document", Severity: SeverityError, Key: e.name, Line: e.line,
+				Message: fmt.Sprintf("%s is set in a profile-specific document: Spring Boot fails to start (InvalidConfigDataPropertyException: invalid in a profile specific resource).", e.name),
+				Fix:     "Move it to a document without spring.config.activate.on-profile, or use spring.profiles.group."})
 		}
 	}
-	return entry{}, false
+	if applied {
+		return
+	}
+	r4j := 0
+	for _, e := range d.entries {
+		if len(e.elems) > 0 && !e.elems[0].bracketed && (canon(e.elems[0].text) == "resilience4j" || strings.HasPrefix(canonKey(e.elems), "spring.cloud.")) {
+			r4j++
+		}
+	}
+	what := fmt.Sprintf("its %s", plural(len(d.entries), "setting"))
+	if r4j > 0 {
+		what += fmt.Sprintf(", %d of them resilience4j or Spring Cloud settings,", r4j)
+	}
+	suggest := ""
+	for _, x := range d.exprs {
+		for _, t := range tokenizeProfileExpr(x) {
+			if !strings.ContainsAny(t, "()&|!") && suggest == "" {
+				suggest = t
+			}
+		}
+	}
+	fix := "Pass --profile with the profile you deploy with to check this document."
+	if suggest != "" {
+		fix = fmt.Sprintf("Run lint with --profile %s (repeatable) to check this document as Spring reads it with that profile.", suggest)
+	}
+	f.notes = append(f.notes, Finding{ID: "profile-document-skipped", Severity: SeverityInfo, Key: a.name, Line: a.line,
+		Message: fmt.Sprintf("This document applies only when the profiles %q are active; the active profiles are %s (from %s), so lint skipped %s and checked none of them.", strings.Join(d.exprs, ", "), strings.Join(f.profiles.Active, ", "), f.profiles.From, what),
+		Fix:     fix})
+}
+
+// importNotes reports spring.config.import: Spring reads those sources too, lint does not.
+func (f *File) importNotes() {
+	vals, ok := f.getList("spring.config.import")
+	if !ok {
+		return
+	}
+	line := f.lineOfKey("spring.config.import")
+	for _, v := range vals {
+		f.notes = append(f.notes, Finding{ID: "config-import-not-read", Severity: SeverityInfo, Key: "spring.config.import", Line: line,
+			Message: fmt.Sprintf("Spring also loads %q (spring.config.import), whose properties override this file's; lint reads only this file, so settings there are not checked.", v),
+			Fix:     "Lint the imported file as well, or the configuration the service really runs with (--actuator compares the live thresholds)."})
+	}
+}
+
+// lineOfKey finds the line of a property or list written in the file (0 if absent).
+func (f *File) lineOfKey(src string) int {
+	elems, err := parseName(src)
+	if err != nil {
+		return 0
+	}
+	c := canonKey(elems)
+	if e, ok := f.props[c]; ok {
+		return e.line
+	}
+	if items, ok := f.lists[c]; ok && len(items) > 0 {
+		return items[0].line
+	}
+	if l := f.keyLines[c]; l > 0 {
+		return l
+	}
+	return 0
 }
 
 // canonKey renders elements in relaxed form: unbracketed elements canonicalised,
@@ -288,8 +432,14 @@ func (f *File) bind(entries []entry) error {
 	knownModules := map[string]bool{"circuitbreaker": true, "timelimiter": true, "retry": true, "bulkhead": true,
 		"threadpoolbulkhead": true, "ratelimiter": true, "micrometer": true, "thread": true, "scheduled": true}
 	var errs []error
+	f.unknownAt = map[string]int{}
+	defer f.countUnknown()
 	for i := range entries {
 		e := &entries[i]
+		if len(e.elems) > 0 && !e.elems[0].bracketed && canon(e.elems[0].text) != "resilience4j" && looksLikeResilience4j(e.elems[0].text) {
+			f.misspelledPrefix(e)
+			continue
+		}
 		if len(e.elems) < 2 || e.elems[0].bracketed || canon(e.elems[0].text) != "resilience4j" {
 			continue
 		}
@@ -297,7 +447,11 @@ func (f *File) bind(entries []entry) error {
 		s := f.sections[canon(mod.text)]
 		if s == nil || mod.bracketed {
 			if !knownModules[canon(mod.text)] {
-				f.unknown(e, "resilience4j."+mod.text, "resilience4j has no module named "+strconv.Quote(mod.text)+"; Spring ignores everything under it.")
+				msg := "resilience4j has no module named " + strconv.Quote(mod.text) + "; Spring ignores everything under it."
+				if near := nearest(canon(mod.text), moduleNames()); near != "" {
+					msg += fmt.Sprintf(" Did you mean %q?", near)
+				}
+				f.unknown(e, "resilience4j."+mod.text, msg)
 			}
 			continue
 		}
@@ -306,7 +460,10 @@ func (f *File) bind(entries []entry) error {
 		}
 		mapEl := e.elems[2]
 		mapName := canon(mapEl.text)
-		if mapEl.bracketed || !(mapName == "configs" || mapName == "instances" || (mapName == "backends" && s.name == sectionCircuitBreaker)) {
+		// backends is the 1.x name of instances, kept by CommonCircuitBreakerConfigurationProperties
+		// and CommonRetryConfigurationProperties (getBackends returns the instances map); the
+		// time limiter's properties have no backends.
+		if mapEl.bracketed || !(mapName == "configs" || mapName == "instances" || (mapName == "backends" && s.name != sectionTimeLimiter)) {
 			if !mapEl.bracketed && sectionGlobals(s.name)[mapName] {
 				continue
 			}
@@ -326,7 +483,7 @@ func (f *File) bind(entries []entry) error {
 			line = kl
 		}
 		if bound == "" {
-			f.unknown(e, s.prefix+"."+mapName+"."+rawKey(keyEl), "This map key is empty after Spring drops every character other than letters, digits, '-' and '.'; write it in brackets.")
+			f.unknown(e, s.prefix+"."+mapName+"."+rawKey(keyEl), "This map key is empty after Spring drops every character other than letters, digits, '-', '_' and '.'; write it in brackets.")
 			continue
 		}
 		inst := s.instanceFor(mapName, keyEl, bound, line)
@@ -336,7 +493,7 @@ func (f *File) bind(entries []entry) error {
 		}
 		sp, ok := s.specs[canon(rest[0].text)]
 		if !ok || rest[0].bracketed {
-			f.unknown(e, inst.path(s, joinRaw(rest)), unknownSettingMessage(s, inst, rest))
+			f.unknown(e, inst.path(s, rawKey(rest[0])), unknownSettingMessage(s, inst, rest))
 			continue
 		}
 		path := inst.path(s, sp.name)
@@ -398,12 +555,119 @@ func unknownSettingMessage(s *section, inst *instance, rest []element) string {
 			return fmt.Sprintf("Not a key of a %s instance; Spring ignores it silently. A '.' in an instance name nests the keys: the instance is %q. Write the name in brackets to keep it whole.", s.name, inst.bound)
 		}
 	}
-	return fmt.Sprintf("Not a key of a %s instance; Spring ignores it silently.", s.name)
+	msg := fmt.Sprintf("Not a key of a %s instance; Spring ignores it silently.", s.name)
+	names := make([]string, 0, len(s.specs))
+	byCanon := map[string]string{}
+	for c, sp := range s.specs {
+		names = append(names, c)
+		byCanon[c] = sp.name
+	}
+	sort.Strings(names)
+	if near := nearest(canon(rest[0].text), names); near != "" {
+		msg += fmt.Sprintf(" Did you mean %s?", byCanon[near])
+	}
+	return msg
 }
 
+// unknown reports a key Spring ignores, once per key however many properties lie under it.
 func (f *File) unknown(e *entry, key, msg string) {
-	f.notes = append(f.notes, Finding{ID: "unknown-key", Severity: SeverityWarning, Key: key, Line: e.line,
+	if i, ok := f.unknownAt[key]; ok {
+		f.unknownCount[i]++
+		return
+	}
+	if f.unknownCount == nil {
+		f.unknownCount = map[int]int{}
+	}
+	f.unknownAt[key] = len(f.notes)
+	f.unknownCount[len(f.notes)] = 1
+	line := e.line
+	if elems, err := parseName(key); err == nil {
+		if l := f.keyLines[canonKey(elems)]; l > 0 {
+			line = l
+		}
+	}
+	f.notes = append(f.notes, Finding{ID: "unknown-key", Severity: SeverityWarning, Key: key, Line: line,
 		Message: msg, Fix: "Check the spelling against the resilience4j-spring-boot3 property names, or remove the key."})
+}
+
+// countUnknown adds to each unknown-key finding how many properties it covers.
+func (f *File) countUnknown() {
+	for i, n := range f.unknownCount {
+		if n > 1 && i < len(f.notes) {
+			f.notes[i].Message += fmt.Sprintf(" (%d properties under this key are ignored.)", n)
+		}
+	}
+	f.unknownAt, f.unknownCount = nil, nil
+}
+
+// looksLikeResilience4j reports whether a top-level key is a misspelling of resilience4j
+// (at most two edits away, compared in relaxed form).
+func looksLikeResilience4j(top string) bool {
+	c := canon(top)
+	return c != "resilience4j" && editDistance(c, "resilience4j") <= 2
+}
+
+func (f *File) misspelledPrefix(e *entry) {
+	key := e.elems[0].text
+	if i, ok := f.unknownAt["top:"+key]; ok {
+		f.unknownCount[i]++
+		return
+	}
+	if f.unknownCount == nil {
+		f.unknownCount = map[int]int{}
+	}
+	f.unknownAt["top:"+key] = len(f.notes)
+	f.unknownCount[len(f.notes)] = 1
+	line := e.line
+	if l := f.keyLines[canon(key)]; l > 0 {
+		line = l
+	}
+	f.notes = append(f.notes, Finding{ID: "resilience4j-prefix-misspelled", Severity: SeverityError, Key: key, Line: line,
+		Message: fmt.Sprintf("The top-level key %q is not resilience4j: Spring binds nothing under it, so every breaker, retry and time limiter in this block runs with the library defaults (or configs written elsewhere).", key),
+		Fix:     "Spell the top-level key resilience4j."})
+}
+
+// moduleNames are the resilience4j-spring-boot3 modules (relaxed form).
+func moduleNames() []string {
+	return []string{"circuitbreaker", "timelimiter", "retry", "bulkhead", "threadpoolbulkhead", "ratelimiter", "micrometer", "thread", "scheduled"}
+}
+
+// nearest returns the candidate at most 3 edits from s (the closest), or "".
+func nearest(s string, candidates []string) string {
+	best, bestD := "", 4
+	for _, c := range candidates {
+		if d := editDistance(s, c); d < bestD && d > 0 {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of two ASCII strings.
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		if a == b {
+			return 0
+		}
+		return 64
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func (s *section) instanceFor(mapName string, keyEl element, bound string, line int) *instance {
@@ -412,6 +676,14 @@ func (s *section) instanceFor(mapName string, keyEl element, bound string, line 
 		m = s.configs
 	}
 	if in, ok := m[bound]; ok {
+		raw := rawKey(keyEl)
+		known := raw == in.raw && mapName == in.mapName
+		for _, sp := range in.spellings {
+			known = known || (sp.raw == raw && sp.mapName == mapName)
+		}
+		if !known {
+			in.spellings = append(in.spellings, spelling{mapName: mapName, raw: raw, bracketed: keyEl.bracketed, line: line})
+		}
 		return in
 	}
 	in := &instance{mapName: mapName, raw: rawKey(keyEl), bound: bound, bracketed: keyEl.bracketed, line: line, settings: map[string]*setting{}}

@@ -18,8 +18,8 @@ func TestLintGolden(t *testing.T) {
 		name, file string
 		opt        LintOptions
 	}{
-		{"field-report-pg-simulator", "field-report-pg-simulator.yml", LintOptions{}},
-		{"field-report-gateway", "field-report.yml", LintOptions{Gateway: slowMode, Live: &breaker.Config{FailureRateThreshold: 50, SlowCallRateThreshold: 100}}},
+		{"field-report-pg-simulator", "field-report-pg-simulator.yml", LintOptions{BreakerName: DefaultBreakerName}},
+		{"field-report-gateway", "field-report.yml", LintOptions{BreakerName: DefaultBreakerName, AssumeRetry: true, Gateway: slowMode, Live: &breaker.Config{FailureRateThreshold: 50, SlowCallRateThreshold: 100}}},
 		{"brackets", "brackets.yml", LintOptions{}},
 		{"traps", "traps.yml", LintOptions{Rate: 5}},
 	}

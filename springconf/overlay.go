@@ -30,7 +30,7 @@ func (f *File) Overlay(name string, props map[string]string) (*File, error) {
 		return nil, err
 	}
 	out := &File{name: f.name + " + " + name, format: f.format, props: map[string]*entry{}, lists: map[string][]*entry{},
-		keyLines: f.keyLines}
+		keyLines: f.keyLines, profiles: f.profiles}
 	out.entries = append([]entry{}, f.entries...)
 	for _, d := range docs {
 		for _, e := range d {

@@ -226,7 +226,7 @@ func TestEmptyBoundKeyIsUnknown(t *testing.T) {
 		t.Errorf("%d instances, want 0", n)
 	}
 	fd, ok := has(Lint(f, LintOptions{}), "unknown-key")
-	if !ok || !strings.Contains(fd.Message, "empty after Spring drops") || fd.Line != 3 {
+	if !ok || !strings.Contains(fd.Message, "empty after Spring drops") || fd.Line != 2 {
 		t.Errorf("finding %+v", fd)
 	}
 }

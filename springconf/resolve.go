@@ -44,10 +44,10 @@ type Resolved struct {
 	EventConsumerBufferSize int
 	// RecordExceptions and IgnoreExceptions are the class lists behind Config.Classify.
 	RecordExceptions, IgnoreExceptions []string
-	// InitialState is initial-state (default CLOSED); the breaker package always starts CLOSED.
+	// InitialState is initial-state (default CLOSED), also set in Config.InitialState.
 	InitialState breaker.State
 	// Unmodelled lists the settings in effect that the breaker package does not emulate
-	// (predicate classes, open-state back-off, initial-state): setting -> key path.
+	// (the predicate classes): setting -> key path.
 	Unmodelled map[string]string
 }
 
@@ -217,11 +217,7 @@ func (f *File) Resolve(name string) (*Resolved, error) {
 	}
 	if st := e.source(r.Sources, keyWaitInOpen); st != nil {
 		c.WaitDurationInOpenState = st.val.d
-		if x := e[keyEnableExponentialBackoff]; x != nil && x.val.b {
-			r.Unmodelled[keyEnableExponentialBackoff] = x.key
-		} else if x := e[keyEnableRandomizedWait]; x != nil && x.val.b {
-			r.Unmodelled[keyEnableRandomizedWait] = x.key
-		}
+		c.WaitIntervalFunctionInOpenState = openWaitInterval(e, st)
 	}
 	if st := e.source(r.Sources, keyPermittedInHalfOpen); st != nil {
 		c.PermittedNumberOfCallsInHalfOpenState = st.val.i
@@ -253,9 +249,7 @@ func (f *File) Resolve(name string) (*Resolved, error) {
 	c.Classify = NewClassifier(r.RecordExceptions, r.IgnoreExceptions)
 	if st := e.source(r.Sources, keyInitialState); st != nil {
 		r.InitialState = st.val.state
-		if st.val.state != breaker.StateClosed {
-			r.Unmodelled[keyInitialState] = st.key
-		}
+		c.InitialState = st.val.state
 	}
 	for _, k := range []string{keyRecordFailurePredicate, keyIgnoreExceptionPredicate, keyRecordResultPredicate} {
 		if st := e[k]; st != nil {

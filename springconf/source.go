@@ -85,7 +85,10 @@ func canon(s string) string {
 }
 
 // boundMapKey applies Spring's map-key rule to an unbracketed key: every character other
-// than an ASCII letter, digit, '-' or '.' is dropped. Bracketed keys are kept exactly.
+// than an ASCII letter, digit, '-', '_' or '.' is dropped. Bracketed keys are kept exactly.
+// '_' is kept: checked on Spring Boot 3.5.7 with resilience4j-spring-boot3 2.4.0, where
+// instances.my_name created the circuit breaker "my_name" (and "with space" became
+// "withspace", "Client#method(int)" became "Clientmethodint").
 func boundMapKey(e element) string {
 	if e.bracketed {
 		return e.text
@@ -93,7 +96,7 @@ func boundMapKey(e element) string {
 	var b strings.Builder
 	for i := 0; i < len(e.text); i++ {
 		c := e.text[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' {
 			b.WriteByte(c)
 		}
 	}
@@ -116,12 +119,12 @@ type yamlFlattener struct {
 	keyLines map[string]int // canonical key of every mapping key -> its line
 }
 
-// parseYAML returns the flattened properties of each YAML document, in order, and the
-// line of every mapping key (by canonical key).
-func parseYAML(file string, data []byte) ([][]entry, map[string]int, error) {
+// parseYAML returns the flattened properties of each YAML document, in order, and for
+// each document the line of every mapping key (by canonical key).
+func parseYAML(file string, data []byte) ([][]entry, []map[string]int, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs [][]entry
-	keyLines := map[string]int{}
+	var lines []map[string]int
 	for {
 		var doc yaml.Node
 		err := dec.Decode(&doc)
@@ -131,18 +134,19 @@ func parseYAML(file string, data []byte) ([][]entry, map[string]int, error) {
 		if err != nil {
 			return nil, nil, yamlError(file, err)
 		}
-		f := &yamlFlattener{file: file, keyLines: keyLines}
+		f := &yamlFlattener{file: file, keyLines: map[string]int{}}
 		if len(doc.Content) > 0 {
 			if err := f.walk("", doc.Content[0], 0); err != nil {
 				return nil, nil, err
 			}
 		}
 		docs = append(docs, f.entries)
+		lines = append(lines, f.keyLines)
 		if len(docs) > 1000 {
 			return nil, nil, errorf(file, 0, "", "more than 1000 YAML documents")
 		}
 	}
-	return docs, keyLines, nil
+	return docs, lines, nil
 }
 
 // yamlError turns a yaml.v3 error ("yaml: line 3: ...") into an *Error with the line.

@@ -22,7 +22,7 @@ func TestReplayAllVectors(t *testing.T) {
 	dir := conformanceDir()
 	files, err := Expand([]string{dir})
 	if err != nil {
-		t.Fatalf("conformance vectors are required (set CBPROBE_CONFORMANCE_DIR): %v", err)
+		t.Fatalf("the 338 public conformance vectors are required: %v (they ship in shared/conformance beside the repository; set CBPROBE_CONFORMANCE_DIR to that folder)", err)
 	}
 	wantFiles, wantSteps := 338, 33570
 	if os.Getenv("CBPROBE_CONFORMANCE_DIR") != "" {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -65,6 +66,9 @@ func (e *Error) ExitCode() int { return 2 }
 type Vector struct {
 	// File is the path the vector was read from.
 	File string `json:"-"`
+	// Kind is "" or "circuitbreaker" (the public format); "retry" and
+	// "timelimiter" vectors are read by LoadAny into other types.
+	Kind string `json:"kind,omitempty"`
 	// Name is the scenario's kebab-case name.
 	Name string `json:"name"`
 	// Description is one line of prose.
@@ -101,6 +105,20 @@ type VectorConfig struct {
 	AutomaticTransitionFromOpenToHalfOpenEnabled *bool `json:"automatic-transition-from-open-to-half-open-enabled,omitempty"`
 	// TransitionToStateAfterWaitDuration is "OPEN" or "CLOSED".
 	TransitionToStateAfterWaitDuration *string `json:"transition-to-state-after-wait-duration,omitempty"`
+	// The keys below are cbprobe's extension (docs/conformance.md), mapped as Spring maps them.
+
+	// InitialState is the state the breaker starts in.
+	InitialState *string `json:"initial-state,omitempty"`
+	// EnableExponentialBackoff grows the OPEN wait by ExponentialBackoffMultiplier per opening in a row.
+	EnableExponentialBackoff *bool `json:"enable-exponential-backoff,omitempty"`
+	// ExponentialBackoffMultiplier is > 0 (1.5 when unset).
+	ExponentialBackoffMultiplier *float64 `json:"exponential-backoff-multiplier,omitempty"`
+	// ExponentialMaxWaitDurationInOpenState caps the exponential wait (only with the multiplier set).
+	ExponentialMaxWaitDurationInOpenState *Duration `json:"exponential-max-wait-duration-in-open-state,omitempty"`
+	// EnableRandomizedWait spreads the OPEN wait by ±RandomizedWaitFactor.
+	EnableRandomizedWait *bool `json:"enable-randomized-wait,omitempty"`
+	// RandomizedWaitFactor is in [0, 1) (0.5 when unset).
+	RandomizedWaitFactor *float64 `json:"randomized-wait-factor,omitempty"`
 }
 
 // Duration is a duration written in Spring's simple form: "100ms", "10s", or a
@@ -238,8 +256,58 @@ func (c VectorConfig) BreakerConfig() (breaker.Config, error) {
 		}
 		cfg.TransitionToStateAfterWaitDuration = s
 	}
+	if c.InitialState != nil {
+		st, err := breaker.ParseState(*c.InitialState)
+		if err != nil {
+			return cfg, fmt.Errorf("initial-state: %w", err)
+		}
+		cfg.InitialState = st
+	}
+	if err := c.openWait(&cfg); err != nil {
+		return cfg, err
+	}
 	cfg.Classify = breaker.ErrorClassifier(nil, breaker.ErrorOfType[*IgnoredError])
 	return cfg, cfg.Validate()
+}
+
+// openWait maps the OPEN-wait keys as Spring's CommonCircuitBreakerConfigurationProperties
+// does: exponential and randomised together are refused; either applies only with
+// wait-duration-in-open-state set above 0 ms; the exponential cap only with the
+// multiplier set. Randomised waits draw from a fixed-seed generator.
+func (c VectorConfig) openWait(cfg *breaker.Config) error {
+	exp := c.EnableExponentialBackoff != nil && *c.EnableExponentialBackoff
+	rnd := c.EnableRandomizedWait != nil && *c.EnableRandomizedWait
+	switch {
+	case exp && rnd:
+		return errors.New("enable-exponential-backoff and enable-randomized-wait together: Spring refuses this (IllegalStateException)")
+	case c.ExponentialBackoffMultiplier != nil && !(*c.ExponentialBackoffMultiplier > 0):
+		return fmt.Errorf("exponential-backoff-multiplier: %v must be > 0", *c.ExponentialBackoffMultiplier)
+	case c.ExponentialMaxWaitDurationInOpenState != nil && time.Duration(*c.ExponentialMaxWaitDurationInOpenState) < time.Millisecond:
+		return errors.New("exponential-max-wait-duration-in-open-state: must be at least 1ms")
+	case c.RandomizedWaitFactor != nil && !(*c.RandomizedWaitFactor >= 0 && *c.RandomizedWaitFactor < 1):
+		return fmt.Errorf("randomized-wait-factor: %v is not in [0, 1)", *c.RandomizedWaitFactor)
+	case c.WaitDurationInOpenState == nil || time.Duration(*c.WaitDurationInOpenState) < time.Millisecond:
+		return nil
+	}
+	wait := time.Duration(*c.WaitDurationInOpenState)
+	switch {
+	case exp:
+		mult, max := 1.5, time.Duration(0)
+		if c.ExponentialBackoffMultiplier != nil {
+			mult = *c.ExponentialBackoffMultiplier
+			if c.ExponentialMaxWaitDurationInOpenState != nil {
+				max = time.Duration(*c.ExponentialMaxWaitDurationInOpenState)
+			}
+		}
+		cfg.WaitIntervalFunctionInOpenState = breaker.ExponentialInterval(wait, mult, max)
+	case rnd:
+		f := 0.5
+		if c.RandomizedWaitFactor != nil {
+			f = *c.RandomizedWaitFactor
+		}
+		cfg.WaitIntervalFunctionInOpenState = breaker.RandomizedInterval(wait, f, rand.New(rand.NewPCG(20240501, 16)))
+	}
+	return nil
 }
 
 func setInt(dst *int, v *int) {
@@ -331,6 +399,11 @@ func Decode(file string, data []byte) (*Vector, error) {
 		seen[key] = true
 		start := valueBase(data, dec.InputOffset())
 		switch key {
+		case "kind":
+			err = dec.Decode(&v.Kind)
+			if err == nil && v.Kind != KindCircuitBreaker {
+				return nil, fail(start, 0, key, fmt.Sprintf("%q is not a circuit-breaker vector (read it with LoadAny)", v.Kind), nil)
+			}
 		case "name":
 			err = dec.Decode(&v.Name)
 		case "description":
@@ -345,7 +418,7 @@ func Decode(file string, data []byte) (*Vector, error) {
 				return nil, err
 			}
 		default:
-			return nil, fail(keyOff, 0, key, "unknown field (want name, description, quirks, config, steps)", nil)
+			return nil, fail(keyOff, 0, key, "unknown field (want kind, name, description, quirks, config, steps)", nil)
 		}
 		if err != nil {
 			return nil, decodeErr(start, 0, key, err)
@@ -380,13 +453,14 @@ func decodeSteps(dec *json.Decoder, data []byte, v *Vector,
 	if err := expectDelim(dec, '['); err != nil {
 		return tokenErr(0, "steps", err)
 	}
+	lines := lineCounter{data: data}
 	for dec.More() {
 		base := valueBase(data, dec.InputOffset())
 		var s Step
 		if err := dec.Decode(&s); err != nil {
 			return decodeErr(base, len(v.Steps)+1, "", err)
 		}
-		s.Line = lineAt(data, skipSpace(data, base))
+		s.Line = lines.at(skipSpace(data, base))
 		v.Steps = append(v.Steps, s)
 	}
 	if err := expectDelim(dec, ']'); err != nil {

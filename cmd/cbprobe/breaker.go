@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -34,6 +35,12 @@ folder) through cbprobe's breaker model on a virtual clock and compares each ste
 with what the real library did: permitted, state, events in order, the nine
 counters and both rates (floats within 1e-4).
 
+Besides circuit-breaker vectors (the public format, and cbprobe's own with
+exponential, randomised and initial-state settings) it reads "kind": "retry"
+vectors (attempts, waits, events, counters of cbprobe's Retry) and "kind":
+"timelimiter" vectors (timeout against completion, cancellation, events); see
+docs/conformance.md.
+
 It prints one line per mismatch (file:line: step N (op): field: want W, got G),
 then "N/M vectors match (S steps)".
 
@@ -43,6 +50,7 @@ permitted, rates, counts and events, with mismatching steps marked "!".
 Exit codes: 0 every vector matches, 1 a vector does not match (the model
 misbehaved), 2 unreadable or malformed input.`,
 		Example: `  cbprobe breaker replay ../shared/conformance
+  cbprobe breaker replay breaker/conformance/testdata/vectors
   cbprobe breaker replay ../shared/conformance/reset.json
   cbprobe breaker replay --explain ../shared/conformance/quirk-reset-keeps-half-open-timer.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -55,22 +63,25 @@ misbehaved), 2 unreadable or malformed input.`,
 			if len(args) == 0 {
 				return usageErr(errors.New("replay needs at least one vector file or folder"))
 			}
-			return runReplay(g, args)
+			return runReplay(cmd.Context(), g, args)
 		},
 	}
 	cmd.Flags().StringVar(&explain, "explain", "", "print the step table of one vector `FILE`")
 	return cmd
 }
 
-func runReplay(g *globalOptions, paths []string) error {
+func runReplay(ctx context.Context, g *globalOptions, paths []string) error {
 	files, err := conformance.Expand(paths)
 	if err != nil {
 		return usageErr(err)
 	}
 	// Load everything first: malformed input is exit 2 whatever else happens.
-	vectors := make([]*conformance.Vector, 0, len(files))
+	vectors := make([]*conformance.Any, 0, len(files))
 	for _, f := range files {
-		v, err := conformance.LoadFile(f)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		v, err := conformance.LoadAny(f)
 		if err != nil {
 			return usageErr(err)
 		}
@@ -78,11 +89,14 @@ func runReplay(g *globalOptions, paths []string) error {
 	}
 	matched, steps := 0, 0
 	for _, v := range vectors {
-		r, err := conformance.Run(v)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		r, err := conformance.RunAny(v)
 		if err != nil {
 			return usageErr(err)
 		}
-		steps += len(r.Steps)
+		steps += r.Steps
 		if r.OK() {
 			matched++
 			continue
@@ -99,15 +113,24 @@ func runReplay(g *globalOptions, paths []string) error {
 }
 
 func runExplain(g *globalOptions, file string) error {
-	v, err := conformance.LoadFile(file)
+	v, err := conformance.LoadAny(file)
 	if err != nil {
 		return usageErr(err)
 	}
-	r, err := conformance.Run(v)
+	r, err := conformance.RunAny(v)
 	if err != nil {
 		return usageErr(err)
 	}
-	if err := conformance.WriteExplain(g.stdout, r); err != nil {
+	if r.Breaker != nil {
+		err = conformance.WriteExplain(g.stdout, r.Breaker)
+	} else {
+		// Retry and time-limiter vectors have no state table: their mismatches and a summary.
+		for _, m := range r.Mismatches {
+			fmt.Fprintln(g.stdout, m.String())
+		}
+		_, err = fmt.Fprintf(g.stdout, "%s: %s vector, %d steps, %d mismatches\n", file, v.Kind(), r.Steps, len(r.Mismatches))
+	}
+	if err != nil {
 		return infraErr(err)
 	}
 	if !r.OK() {

@@ -13,5 +13,7 @@ func commandConstructors() []func(*globalOptions) *cobra.Command {
 		newReportCommand,
 		newWatchCommand,
 		newLintCommand,
-		newPgsimCommand}
+		newPgsimCommand,
+		newFaultCommand,
+		newVersionCommand}
 }

@@ -3,6 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
+	"os/signal"
+	"sync"
+	"time"
 )
 
 // Exit codes of DESIGN.md, mapped in this one place.
@@ -73,4 +77,89 @@ func exitCode(ctx context.Context, err error) int {
 	}
 	// cobra reports unknown flags and commands as plain errors: usage.
 	return exitUsage
+}
+
+// hardStops holds what must be done before the process exits on a second
+// interrupt (mark the run directory as interrupted). It travels in the
+// command's context, so commands register without a global.
+type hardStops struct {
+	mu    sync.Mutex
+	next  int
+	hooks map[int]func()
+}
+
+type hardStopsKey struct{}
+
+// onHardStop registers f to run if a second Ctrl-C arrives while the command
+// runs; call the returned function to unregister it.
+func onHardStop(ctx context.Context, f func()) func() {
+	h, _ := ctx.Value(hardStopsKey{}).(*hardStops)
+	if h == nil {
+		return func() {}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.hooks == nil {
+		h.hooks = map[int]func(){}
+	}
+	id := h.next
+	h.next++
+	h.hooks[id] = f
+	return func() {
+		h.mu.Lock()
+		delete(h.hooks, id)
+		h.mu.Unlock()
+	}
+}
+
+// run calls every hook, giving them at most limit together.
+func (h *hardStops) run(limit time.Duration) {
+	h.mu.Lock()
+	hooks := make([]func(), 0, len(h.hooks))
+	for _, f := range h.hooks {
+		hooks = append(hooks, f)
+	}
+	h.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, f := range hooks {
+			f()
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(limit):
+	}
+}
+
+// notifyInterrupt returns a context cancelled by the first SIGINT or SIGTERM
+// (the command then stops and writes its partial results). A second signal
+// runs the registered hard-stop hooks (at most one second, so the run is still
+// marked) and calls exit(exitInterrupted) at once. stop releases the signals.
+func notifyInterrupt(parent context.Context, exit func(int), signals ...os.Signal) (context.Context, func()) {
+	h := &hardStops{}
+	ctx, cancel := context.WithCancel(context.WithValue(parent, hardStopsKey{}, h))
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, signals...)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ch:
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case <-ch:
+			h.run(time.Second)
+			exit(exitInterrupted)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel()
+	}
 }

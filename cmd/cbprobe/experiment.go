@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -33,8 +34,10 @@ type experimentOptions struct {
 	expect      []string
 	config      string
 	predictRuns int
+	flow        string
 	quiet       bool
 	json        bool
+	service     serviceFlags
 }
 
 func newExperimentCommand(g *globalOptions) *cobra.Command {
@@ -161,8 +164,10 @@ func (o *experimentOptions) addFlags(cmd *cobra.Command) {
 	f.StringArrayVar(&o.expect, "expect", nil, "expectation, e.g. 'cause=slow-call-rate' or 'arm[retry-3].first-rejected-request<=14' (repeatable)")
 	f.StringVar(&o.config, "config", "", "application.yml (or .properties) to use instead of the spec's configuration")
 	f.IntVar(&o.predictRuns, "predict-runs", 1000, "simulated runs behind each prediction")
+	f.StringVar(&o.flow, "flow", "", "request-flow YAML file to send instead of the spec's (default: the reference order + payment flow)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors")
 	f.BoolVar(&o.json, "json", false, "print run.json to stdout instead of the summary")
+	o.service.add(cmd)
 }
 
 func runExperiment(cmd *cobra.Command, g *globalOptions, o *experimentOptions, spec *experiments.Spec) error {
@@ -171,6 +176,13 @@ func runExperiment(cmd *cobra.Command, g *globalOptions, o *experimentOptions, s
 	}
 	if o.predictRuns < 1 {
 		return usageErr(fmt.Errorf("--predict-runs: %d must be at least 1", o.predictRuns))
+	}
+	if o.flow != "" {
+		abs, err := filepath.Abs(o.flow)
+		if err != nil {
+			return usageErr(fmt.Errorf("--flow: %w", err))
+		}
+		spec.Traffic.Flow = abs // the plan loads and checks it, naming the file
 	}
 	headers := http.Header{}
 	for _, h := range o.headers {
@@ -184,9 +196,27 @@ func runExperiment(cmd *cobra.Command, g *globalOptions, o *experimentOptions, s
 		Spec: spec, Target: o.target, PGListen: o.pgListen, CallbackPrefix: o.callbackPfx, Arm: o.arm, Breaker: o.breaker,
 		Metrics: o.metrics, MetricsURL: o.metricsURL, Selector: o.selector, Headers: headers, Insecure: o.insecure,
 		Seed: o.seed, Speed: o.speed, Out: o.out, Expect: o.expect, ConfigPath: o.config,
-		PredictRuns: o.predictRuns, Logger: g.logger, Version: version,
+		PredictRuns: o.predictRuns, Logger: g.logger, Version: currentBuildInfo().String(),
 	}
 	progress := &progressLine{w: g.stderr, color: g.colorEnabled(g.stderr)}
+	svc, err := o.service.config(cmd, g, progress)
+	if err != nil {
+		return err
+	}
+	opts.Service = svc
+	opts.Notify = func(arm, msg string) {
+		progress.clear()
+		fmt.Fprintf(g.stderr, "cbprobe: arm %s: %s\n", arm, msg)
+	}
+	var unmark func()
+	opts.Created = func(w *results.Writer) {
+		unmark = onHardStop(cmd.Context(), func() { _ = w.Interrupt("stopped by a second Ctrl-C") })
+	}
+	defer func() {
+		if unmark != nil {
+			unmark()
+		}
+	}()
 	if !o.quiet && isTerminal(g.stderr) {
 		opts.Progress = progress.show
 	} else if !o.quiet && !o.json {
@@ -201,7 +231,8 @@ func runExperiment(cmd *cobra.Command, g *globalOptions, o *experimentOptions, s
 	run, dir, err := experiments.Run(cmd.Context(), opts)
 	progress.clear()
 	var failed *experiments.ExpectationsFailed
-	if run != nil && (err == nil || errors.As(err, &failed) || cmd.Context().Err() != nil) {
+	var inconclusive *experiments.Inconclusive
+	if run != nil && (err == nil || errors.As(err, &failed) || errors.As(err, &inconclusive) || cmd.Context().Err() != nil) {
 		if werr := printRun(g, o, run, dir); werr != nil && err == nil {
 			err = werr
 		}
@@ -209,6 +240,14 @@ func runExperiment(cmd *cobra.Command, g *globalOptions, o *experimentOptions, s
 	switch {
 	case errors.As(err, &failed):
 		return silentErr(exitExpectation, err)
+	case errors.As(err, &inconclusive):
+		for _, r := range inconclusive.Reasons {
+			fmt.Fprintf(g.stderr, "cbprobe: inconclusive: %s\n", r)
+		}
+		for _, f := range inconclusive.Fix {
+			fmt.Fprintf(g.stderr, "cbprobe: fix: %s\n", f)
+		}
+		return silentErr(exitInfrastructure, err)
 	case err != nil && cmd.Context().Err() != nil:
 		fmt.Fprintf(g.stderr, "cbprobe: interrupted; partial run kept in %s\n", dir)
 		return silentErr(exitInterrupted, err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/cbprobe/cbprobe/breaker"
@@ -17,15 +18,19 @@ import (
 )
 
 type lintOptions struct {
-	actuator  string
-	headers   []string
-	insecure  bool
-	timeout   time.Duration
-	rate      float64
-	errorRate float64
-	latency   string
-	name      string
-	json      bool
+	actuator    string
+	headers     []string
+	insecure    bool
+	timeout     time.Duration
+	rate        float64
+	errorRate   float64
+	latency     string
+	name        string
+	json        bool
+	profiles    []string
+	retry       string
+	timelimiter string
+	assume      []string
 }
 
 func newLintCommand(g *globalOptions) *cobra.Command {
@@ -34,20 +39,33 @@ func newLintCommand(g *globalOptions) *cobra.Command {
 		Use:   "lint application.yml",
 		Short: "Find circuit breaker configuration traps in a Spring application.yml",
 		Long: `lint reads a Spring Boot application.yml (or .properties) and reports the Resilience4j
-traps it contains: instance names that never match the runtime breaker name, a slow-call
-threshold at or above the time limiter's timeout, minimum calls unreachable at the given
-rate, a half-open trial that cannot pass for the given gateway, health or endpoints not
-exposed, and more. Each finding has an id, a severity, the key path, an explanation and
-the fix.
+traps it contains: instance keys that never match a runtime breaker name, a slow-call
+threshold at or above the time limiter's timeout, timeouts recorded as successes, minimum
+calls unreachable at the given rate, back-off settings Spring never applies, a half-open
+trial that cannot pass for the given gateway, misspelled keys, health or endpoints not
+exposed, and more. Each finding has an id, a severity, the key path, the line, an
+explanation and the fix.
 
+Without --name lint checks every circuit breaker instance the file defines, the breakers
+that use configs.default, and the Feign breakers when the file enables Spring Cloud
+CircuitBreaker for OpenFeign; it never fails a file for a breaker the file does not
+mention. A Retry or TimeLimiter counts as wrapping a breaker only when the file ties one
+to it (an entry of the same name; configs.default for the breakers without an instance;
+Spring Cloud's TimeLimiter around every Feign call) or you say so with --retry,
+--timelimiter or --assume; otherwise a finding that depends on one is an info line that
+states the assumption.
+
+--profile selects the profile documents (spring.config.activate.on-profile) as
+spring.profiles.active does; without it lint follows the file's spring.profiles.active.
 --actuator reads the thresholds the running service really uses and compares them with
 the file. --error-rate and --latency describe the gateway (the failing share of calls and
 the latency of the others, e.g. 100ms-500ms, normal:mean=200ms,sd=50ms); failing calls
-are taken as answering at once.
+are taken as answering at once. See docs/lint.md.
 
 Exit 1 when a finding has severity error, 0 otherwise, 2 when the file cannot be read.`,
 		Example: `  cbprobe lint application.yml
-  cbprobe lint application.yml --rate 15 --error-rate 0.4 --latency 100ms-500ms
+  cbprobe lint application.yml --profile prod --rate 15 --error-rate 0.4 --latency 100ms-500ms
+  cbprobe lint application.yml --name 'PgPaymentClient#requestPayment(String,PaymentRequest)' --assume retry
   cbprobe lint application.yml --actuator http://127.0.0.1:8080 --name pgPayment --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runLint(cmd.Context(), g, o, args[0]) },
@@ -60,8 +78,12 @@ Exit 1 when a finding has severity error, 0 otherwise, 2 when the file cannot be
 	f.Float64Var(&o.rate, "rate", 0, "expected load in requests per second (0: unknown)")
 	f.Float64Var(&o.errorRate, "error-rate", math.NaN(), "gateway failure probability in [0,1]")
 	f.StringVar(&o.latency, "latency", "", "gateway latency distribution of succeeding calls, e.g. 100ms-500ms")
-	f.StringVar(&o.name, "name", "", "runtime circuit breaker name (default: the Feign name of the reference service)")
+	f.StringVar(&o.name, "name", "", "runtime circuit breaker name to check (default: every breaker the file defines)")
 	f.BoolVar(&o.json, "json", false, "print the findings as a JSON array")
+	f.StringArrayVar(&o.profiles, "profile", nil, "active Spring profile, as spring.profiles.active (repeatable, or comma-separated; default: the file's spring.profiles.active)")
+	f.StringVar(&o.retry, "retry", "", "the checked breakers are called through this Retry (resolved from the file)")
+	f.StringVar(&o.timelimiter, "timelimiter", "", "the checked breakers are called through this TimeLimiter (resolved from the file)")
+	f.StringSliceVar(&o.assume, "assume", nil, "what the code does that the file cannot show: retry, timelimiter (each breaker is wrapped by one of its own name), feign (Spring Cloud CircuitBreaker for Feign is on)")
 	return cmd
 }
 
@@ -96,30 +118,48 @@ func gatewayProbabilities(errRate float64, latency string, slow time.Duration) (
 }
 
 func runLint(ctx context.Context, g *globalOptions, o *lintOptions, path string) error {
-	f, err := springconf.Load(path)
+	var lo springconf.Options
+	if len(o.profiles) > 0 {
+		lo.Profiles = o.profiles
+	}
+	f, err := springconf.LoadWith(path, lo)
 	if err != nil {
 		return usageErr(err)
 	}
-	name := o.name
-	if name == "" {
-		name = springconf.DefaultBreakerName
+	opt := springconf.LintOptions{BreakerName: o.name, Rate: o.rate, RetryName: o.retry, TimeLimiterName: o.timelimiter}
+	for _, a := range o.assume {
+		switch strings.ToLower(strings.TrimSpace(a)) {
+		case "retry":
+			opt.AssumeRetry = true
+		case "timelimiter", "time-limiter":
+			opt.AssumeTimeLimiter = true
+		case "feign":
+			opt.AssumeFeign = true
+		default:
+			return usageErr(fmt.Errorf("--assume %q: want retry, timelimiter or feign", a))
+		}
 	}
-	opt := springconf.LintOptions{BreakerName: o.name, Rate: o.rate}
-	slow := breaker.DefaultConfig().SlowCallDurationThreshold
-	if r, err := f.Resolve(name); err == nil {
-		slow = r.Config.SlowCallDurationThreshold
-	}
-	gw, err := gatewayProbabilities(o.errorRate, o.latency, slow)
-	if err != nil {
+	// Check the gateway flags once; the mix is then computed per breaker's slow threshold.
+	if _, err := gatewayProbabilities(o.errorRate, o.latency, breaker.DefaultConfig().SlowCallDurationThreshold); err != nil {
 		return usageErr(err)
 	}
-	opt.Gateway = gw
+	if !math.IsNaN(o.errorRate) {
+		cache := map[time.Duration]*breaker.CallOutcomeProbabilities{}
+		opt.GatewayFor = func(slow time.Duration) *breaker.CallOutcomeProbabilities {
+			if p, ok := cache[slow]; ok {
+				return p
+			}
+			p, _ := gatewayProbabilities(o.errorRate, o.latency, slow)
+			cache[slow] = p
+			return p
+		}
+	}
 	if o.actuator != "" {
-		live, err := liveThresholds(ctx, g, o, name)
+		live, err := liveThresholds(ctx, g, o)
 		if err != nil {
 			return infraErr(err)
 		}
-		opt.Live = live
+		opt.LiveByName = live
 	}
 	findings := springconf.Lint(f, opt)
 	failed := false
@@ -153,8 +193,8 @@ func runLint(ctx context.Context, g *globalOptions, o *lintOptions, path string)
 	return nil
 }
 
-// liveThresholds reads the named breaker's thresholds from the actuator.
-func liveThresholds(ctx context.Context, g *globalOptions, o *lintOptions, name string) (*breaker.Config, error) {
+// liveThresholds reads every breaker's thresholds from the actuator, by name.
+func liveThresholds(ctx context.Context, g *globalOptions, o *lintOptions) (map[string]*breaker.Config, error) {
 	hdr, err := parseHeaders(o.headers)
 	if err != nil {
 		return nil, err
@@ -164,14 +204,16 @@ func liveThresholds(ctx context.Context, g *globalOptions, o *lintOptions, name 
 	if err != nil {
 		return nil, fmt.Errorf("lint: read live thresholds: %w", err)
 	}
+	out := map[string]*breaker.Config{}
 	var names []string
 	for _, b := range snap.Breakers {
 		names = append(names, b.Name)
-		if b.Name == name && !math.IsNaN(b.FailureRateThreshold) {
-			cfg := breaker.Config{FailureRateThreshold: float32(b.FailureRateThreshold), SlowCallRateThreshold: float32(b.SlowCallRateThreshold)}
-			return &cfg, nil
+		if !math.IsNaN(b.FailureRateThreshold) {
+			out[b.Name] = &breaker.Config{FailureRateThreshold: float32(b.FailureRateThreshold), SlowCallRateThreshold: float32(b.SlowCallRateThreshold)}
 		}
 	}
-	g.logger.Warn("lint: breaker not in the actuator's list; live thresholds not compared", "breaker", name, "listed", names)
-	return nil, nil
+	if o.name != "" && out[o.name] == nil {
+		g.logger.Warn("lint: breaker not in the actuator's list; live thresholds not compared", "breaker", o.name, "listed", names)
+	}
+	return out, nil
 }

@@ -7,12 +7,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"syscall"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A first Ctrl-C stops the command (partial results written); a second exits at once.
+	ctx, stop := notifyInterrupt(context.Background(), os.Exit, os.Interrupt, syscall.SIGTERM)
 	err := newRootCommand(os.Stdout, os.Stderr).ExecuteContext(ctx)
 	code := exitCode(ctx, err)
 	stop()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"time"
 
 	"github.com/cbprobe/cbprobe/pgsim"
@@ -28,6 +30,8 @@ type pgsimOptions struct {
 	callbackPrefix  string
 	callbackWorkers int
 	speed           float64
+	controlToken    string
+	maxConns        int
 }
 
 func newPgsimCommand(g *globalOptions) *cobra.Command {
@@ -52,7 +56,8 @@ lognormal:median=200ms,p99=1s, list:100ms,150ms,900ms.`,
 		Example: `  cbprobe pgsim --seed 1
   cbprobe pgsim --slow
   cbprobe pgsim --error-rate 0.2 --latency lognormal:median=150ms,p99=800ms --callback-prefix http://127.0.0.1:8080
-  cbprobe pgsim --config pgsim.yaml --log attempts.jsonl`,
+  cbprobe pgsim --config pgsim.yaml --log attempts.jsonl
+  cbprobe pgsim --listen 0.0.0.0:8082 --control-token "$TOKEN"   # reachable from other hosts`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runPgsim(cmd, g, o)
@@ -75,6 +80,8 @@ lognormal:median=200ms,p99=1s, list:100ms,150ms,900ms.`,
 	f.StringVar(&o.callbackPrefix, "callback-prefix", def.CallbackPrefix, "prefix every callbackUrl must start with")
 	f.IntVar(&o.callbackWorkers, "callback-workers", def.CallbackWorkers, "goroutines posting settlement callbacks")
 	f.Float64Var(&o.speed, "speed", 1, "time compression: >1 divides every injected latency and settlement delay")
+	f.StringVar(&o.controlToken, "control-token", "", "require this token in the "+pgsim.ControlTokenHeader+" header of /__pgsim/ requests (needed for the control API when --listen is not a loopback address)")
+	f.IntVar(&o.maxConns, "max-conns", pgsim.DefaultMaxConns, "most simultaneous client connections; more wait until one closes")
 	return cmd
 }
 
@@ -143,10 +150,19 @@ func pgsimConfig(cmd *cobra.Command, o *pgsimOptions) (pgsim.Config, error) {
 		cfg.CallbackPrefix = o.callbackPrefix
 	}
 	if set("callback-workers") {
-		if o.callbackWorkers < 1 {
-			return cfg, usageErr(fmt.Errorf("--callback-workers: %d: want >= 1", o.callbackWorkers))
+		if o.callbackWorkers < 1 || o.callbackWorkers > pgsim.MaxCallbackWorkers {
+			return cfg, usageErr(fmt.Errorf("--callback-workers: %d: want 1 to %d (see docs/limits.md)", o.callbackWorkers, pgsim.MaxCallbackWorkers))
 		}
 		cfg.CallbackWorkers = o.callbackWorkers
+	}
+	if set("control-token") {
+		cfg.ControlToken = o.controlToken
+	}
+	if set("max-conns") {
+		if o.maxConns < 1 {
+			return cfg, usageErr(fmt.Errorf("--max-conns: %d: want >= 1", o.maxConns))
+		}
+		cfg.Limits.MaxConns = o.maxConns
 	}
 	if set("speed") {
 		if !(o.speed > 0) {
@@ -203,6 +219,13 @@ func runPgsim(cmd *cobra.Command, g *globalOptions, o *pgsimOptions) error {
 		fmt.Fprintf(out, "  attempt log: %s\n", c.LogPath)
 	}
 	fmt.Fprintf(out, "  control: %s/__pgsim/behavior | /__pgsim/stats | /__pgsim/attempts | POST /__pgsim/reset; metrics: %s/metrics\n", srv.URL(), srv.URL())
+	if u, err := url.Parse(srv.URL()); err == nil && !isLoopbackHost(u.Hostname()) {
+		if c.ControlToken == "" {
+			fmt.Fprintf(g.stderr, "warning: pgsim listens on %s, not a loopback address: anyone who can reach it can use it; the control API is refused until you restart with --control-token TOKEN\n", u.Host)
+		} else {
+			fmt.Fprintf(g.stderr, "warning: pgsim listens on %s, not a loopback address: anyone who can reach it can use it; the control API needs the header %s\n", u.Host, pgsim.ControlTokenHeader)
+		}
+	}
 	fmt.Fprintln(out, "Press Ctrl-C to stop.")
 
 	<-ctx.Done()
@@ -216,4 +239,13 @@ func runPgsim(cmd *cobra.Command, g *globalOptions, o *pgsimOptions) error {
 		return infraErr(fmt.Errorf("stop pgsim: %w", cerr))
 	}
 	return nil
+}
+
+// isLoopbackHost reports whether host (an IP or "localhost") is a loopback address.
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -110,6 +110,10 @@ func runPredict(cmd *cobra.Command, g *globalOptions, o *predictOptions) error {
 		}
 		return usageErr(err)
 	}
+	if p.RequestedRuns > 0 {
+		fmt.Fprintf(g.stderr, "cbprobe predict: ran %d of the %d runs asked for: %d requests a run, at most %d simulated in all (see docs/limits.md)\n",
+			p.Runs, p.RequestedRuns, p.Requests, sim.MaxPredictRequests)
+	}
 	if o.jsonOut {
 		enc := json.NewEncoder(g.stdout)
 		enc.SetIndent("", "  ")
@@ -220,10 +224,16 @@ func (o *predictOptions) arm(cmd *cobra.Command) (sim.Arm, error) {
 		if o.users < 1 {
 			return sim.Arm{}, fmt.Errorf("--users: %d must be at least 1", o.users)
 		}
+		if o.users > sim.MaxRequestsPerRun || o.sequential > sim.MaxRequestsPerRun/o.users {
+			return sim.Arm{}, fmt.Errorf("--users %d × --sequential %d: more than %d requests a run (the limit, see docs/limits.md)", o.users, o.sequential, sim.MaxRequestsPerRun)
+		}
 		arm.Users, arm.RequestsPerUser = o.users, o.sequential
 		if arm.Think, err = predictDuration("--think", o.think); err != nil {
 			return sim.Arm{}, err
 		}
+	}
+	if n := arm.PlannedRequests(); !arm.Sequential() && n > sim.MaxRequestsPerRun {
+		return sim.Arm{}, fmt.Errorf("--phases %q: plans %d requests a run, more than %d (the limit, see docs/limits.md); shorten the phases or lower the rates", o.phases, n, sim.MaxRequestsPerRun)
 	}
 	if err := arm.Validate(); err != nil {
 		return sim.Arm{}, err

@@ -11,8 +11,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
+// version is the release version, set only by a release build with
+// -ldflags "-X main.version=..." (see .goreleaser.yaml); other builds take the
+// module version and commit from the binary's build information (version.go).
+var version = ""
 
 // globalOptions are the flags every command shares.
 type globalOptions struct {
@@ -55,7 +57,7 @@ slow-call rate, both) and compares the result with what Resilience4j's rules pre
 Exit codes: 0 expectations met, 1 an expectation failed, 2 usage or configuration
 error, 3 target or metrics unreachable, 130 interrupted (partial results kept).`,
 		Example:       "  cbprobe experiment retry\n  cbprobe pgsim --seed 1\n  cbprobe breaker replay ../shared/conformance",
-		Version:       version,
+		Version:       currentBuildInfo().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {

@@ -119,6 +119,9 @@ func runWatch(ctx context.Context, g *globalOptions, o *watchOptions) error {
 	if o.interval <= 0 || o.timeout <= 0 {
 		return usageErr(errors.New("--interval and --timeout must be positive"))
 	}
+	if o.duration < 0 {
+		return usageErr(fmt.Errorf("--duration %v: must be positive, or 0 to watch until Ctrl-C", o.duration))
+	}
 	hdr, err := parseHeaders(o.headers)
 	if err != nil {
 		return usageErr(err)
@@ -178,6 +181,10 @@ type watchView struct {
 	last   map[collect.BreakerKey]collect.Transition
 	status string
 	warned map[string]bool
+	// hist is the last transition per breaker that predates the watch, and
+	// histN the number of such transitions (shown with their date, never counted).
+	hist  map[collect.BreakerKey]collect.Event
+	histN int
 }
 
 func (v *watchView) emit(typ string, x any) {
@@ -247,6 +254,7 @@ func (v *watchView) update(u collect.Update) {
 					l.Name, l.BufferSize, l.After.Format("15:04:05.000"), l.Before.Format("15:04:05.000"), l.AtLeast))
 			}
 		}
+		v.history(s.History)
 		for _, b := range s.Breakers {
 			v.latest[b.Key()] = b
 			if v.json {
@@ -279,6 +287,77 @@ func (v *watchView) update(u collect.Update) {
 	}
 }
 
+// historyShown is how many of a breaker's past transitions are printed.
+const historyShown = 5
+
+// history shows the events the service had buffered before the watch began:
+// each state transition with its date in the service's own time zone (the
+// last historyShown of each breaker), and one line a breaker saying how much
+// history there is. They are never counted as transitions of the watch.
+func (v *watchView) history(evs []collect.Event) {
+	if len(evs) == 0 {
+		return
+	}
+	if v.hist == nil {
+		v.hist = map[collect.BreakerKey]collect.Event{}
+	}
+	type span struct {
+		n, transitions int
+		first, last    collect.Event
+		shown          []collect.Event
+	}
+	per := map[string]*span{}
+	var order []string
+	for _, e := range evs {
+		if v.json {
+			v.emit("history", e)
+		}
+		key := e.Kind + " " + e.Name
+		sp := per[key]
+		if sp == nil {
+			sp = &span{first: e}
+			per[key] = sp
+			order = append(order, key)
+		}
+		sp.n++
+		sp.last = e
+		if e.Kind == collect.KindCircuitBreaker && e.Type == "STATE_TRANSITION" {
+			sp.transitions++
+			v.histN++
+			v.hist[collect.BreakerKey{Name: e.Name, Instance: e.Instance}] = e
+			sp.shown = append(sp.shown, e)
+			if len(sp.shown) > historyShown {
+				sp.shown = sp.shown[1:]
+			}
+		}
+	}
+	if v.json {
+		return
+	}
+	for _, key := range order {
+		sp := per[key]
+		kind, name, _ := strings.Cut(key, " ")
+		what := map[string]string{collect.KindCircuitBreaker: "breaker", collect.KindTimeLimiter: "time limiter", collect.KindRetry: "retry"}[kind]
+		line := fmt.Sprintf("history: %s %s: %d buffered events from %s to %s predate this watch and are not counted",
+			what, name, sp.n, historyTime(sp.first.CreationTime), historyTime(sp.last.CreationTime))
+		if sp.transitions > 0 {
+			line += fmt.Sprintf("; %d state transitions", sp.transitions)
+			if sp.transitions > len(sp.shown) {
+				line += fmt.Sprintf(" (last %d shown)", len(sp.shown))
+			}
+		}
+		v.line(line)
+		for _, e := range sp.shown {
+			from, to, _ := strings.Cut(e.StateTransition, "_TO_")
+			v.line(fmt.Sprintf("history: %s %s  %s -> %s  (before this watch)", historyTime(e.CreationTime), name, from, to))
+		}
+	}
+}
+
+// historyTime writes a past event's time with its date, in the zone the
+// service wrote it in.
+func historyTime(t time.Time) string { return t.Format("2006-01-02 15:04:05.000 Z07:00") }
+
 func describeTransition(t collect.Transition) string {
 	when := t.Time.Local().Format("15:04:05.000")
 	if t.TimeSource == collect.TimeFromPoll {
@@ -307,6 +386,22 @@ func pctOrDash(v float64) string {
 	return fmt.Sprintf("%.1f%%", v)
 }
 
+// stateOrUnknown shows a state the source did not give (a notice says why) as "?".
+func stateOrUnknown(s string) string {
+	if s == "" {
+		return "?"
+	}
+	return s
+}
+
+// countOrUnknown writes a count, "?" when unknown.
+func countOrUnknown(v float64) string {
+	if math.IsNaN(v) {
+		return "?"
+	}
+	return fmt.Sprintf("%v", v)
+}
+
 func (v *watchView) redraw() {
 	v.clear()
 	keys := make([]collect.BreakerKey, 0, len(v.latest))
@@ -316,13 +411,16 @@ func (v *watchView) redraw() {
 	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
 	for _, k := range keys {
 		b := v.latest[k]
-		line := fmt.Sprintf("%-30s %-11s failure %s/%s  slow %s/%s  calls %v", k, b.State,
-			pctOrDash(b.FailureRate), pctOrDash(b.FailureRateThreshold), pctOrDash(b.SlowCallRate), pctOrDash(b.SlowCallRateThreshold), b.Buffered)
+		line := fmt.Sprintf("%-30s %-11s failure %s/%s  slow %s/%s  calls %s", k, stateOrUnknown(b.State),
+			pctOrDash(b.FailureRate), pctOrDash(b.FailureRateThreshold), pctOrDash(b.SlowCallRate), pctOrDash(b.SlowCallRateThreshold), countOrUnknown(b.Buffered))
 		if t, ok := v.last[k]; ok {
 			line += fmt.Sprintf("  last %s->%s %s", t.From, t.To, t.Time.Local().Format("15:04:05"))
 			if t.Cause != "" {
 				line += " (" + t.Cause + ")"
 			}
+		} else if e, ok := v.hist[k]; ok {
+			from, to, _ := strings.Cut(e.StateTransition, "_TO_")
+			line += fmt.Sprintf("  last %s->%s %s (before this watch)", from, to, historyTime(e.CreationTime))
 		}
 		fmt.Fprintln(v.w, line)
 		v.drawn++
@@ -344,10 +442,13 @@ func (v *watchView) summary(ts []collect.Transition) {
 		}
 	}
 	if v.json {
-		v.emit("summary", map[string]any{"transitions": len(ts), "opens": opens, "causes": causes})
+		v.emit("summary", map[string]any{"transitions": len(ts), "opens": opens, "causes": causes, "historyTransitions": v.histN})
 		return
 	}
-	fmt.Fprintf(v.w, "\n%d transitions, %d into OPEN/FORCED_OPEN\n", len(ts), opens)
+	fmt.Fprintf(v.w, "\n%d transitions during the watch, %d into OPEN/FORCED_OPEN\n", len(ts), opens)
+	if v.histN > 0 {
+		fmt.Fprintf(v.w, "(%d earlier transitions from the service's event buffer were shown as history, not counted)\n", v.histN)
+	}
 	for _, t := range ts {
 		fmt.Fprintln(v.w, "  "+describeTransition(t))
 	}

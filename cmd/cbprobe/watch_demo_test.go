@@ -12,6 +12,7 @@ import (
 	"github.com/cbprobe/cbprobe/demo"
 	"github.com/cbprobe/cbprobe/pgsim"
 	"github.com/cbprobe/cbprobe/pgsim/behavior"
+	"github.com/cbprobe/cbprobe/springconf"
 )
 
 // These tests prove, through the real commands, what the field report could not
@@ -335,7 +336,8 @@ func TestWatchDemoSlowModeOpensBySlowCallRate(t *testing.T) {
 
 func TestLintFieldReportWithInstance(t *testing.T) {
 	const file = "testdata/lint/field-report-with-instance.yml"
-	out, errOut, code := runWatchCLI(t, "lint", file, "--json", "--error-rate", "0.4", "--latency", "100ms-500ms")
+	// The breaker is Spring Cloud OpenFeign's, which the file cannot name: --name says it.
+	out, errOut, code := runWatchCLI(t, "lint", file, "--json", "--name", springconf.DefaultBreakerName, "--error-rate", "0.4", "--latency", "100ms-500ms")
 	if code != 1 {
 		t.Fatalf("lint exit %d, want 1 (error findings); stderr: %s", code, errOut)
 	}

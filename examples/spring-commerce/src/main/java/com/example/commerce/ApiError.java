@@ -1,0 +1,5 @@
+package com.example.commerce;
+
+/** The API's error body: {"code":"PG_ERROR","message":"…"}. */
+public record ApiError(String code, String message) {
+}
