@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cbprobe/cbprobe/pgsim"
 	"github.com/cbprobe/cbprobe/pgsim/behavior"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -380,12 +381,15 @@ func (s *Server) Start(ctx context.Context, addr string) error {
 	if err != nil {
 		return fmt.Errorf("fault: listen on %s: %w", addr, err)
 	}
-	s.listener = ln
-	s.httpSrv = &http.Server{
-		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
+	if !pgsim.IsLoopback(ln.Addr()) {
+		s.logger.Warn("fault listens on a non-loopback address: anyone who can reach it can use it", "addr", ln.Addr().String())
 	}
+	// The same client bounds as pgsim and the demo (docs/limits.md): header,
+	// request and idle timeouts and a connection cap. No write timeout, so
+	// injected latency and hangs are not cut by the server.
+	ln = pgsim.ServerLimits{}.Listener(ln)
+	s.listener = ln
+	s.httpSrv = pgsim.ServerLimits{}.Server(s, s.logger)
 	go func() {
 		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.logger.Error("fault serve", "addr", ln.Addr().String(), "err", err)
