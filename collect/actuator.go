@@ -473,7 +473,7 @@ func (a *ActuatorSource) historyRule(s *Snapshot, path string) func(Event) bool 
 // clock, the tolerance of that estimate, and whether the service's clock was
 // known (from a Date header).
 func (a *ActuatorSource) startOnServiceClock() (start time.Time, tol time.Duration, known bool) {
-	if d := a.g.clock.Now().Sub(time.Now()); d > time.Second || d < -time.Second {
+	if d := time.Until(a.g.clock.Now()); d > time.Second || d < -time.Second {
 		return a.started, 0, true // a virtual clock: the service's own (embedded demo)
 	}
 	off, tol, ok := a.tap.offset()

@@ -420,9 +420,11 @@ func eventFromDTO(d *eventDTO, kind string) (Event, error) {
 		e.DurationMs = *d.DurationInMs
 	}
 	if e.Type == "STATE_TRANSITION" {
-		if _, _, ok := splitTransition(e.StateTransition); !ok {
+		from, to, ok := splitTransition(e.StateTransition)
+		if !ok {
 			return Event{}, fmt.Errorf(": bad stateTransition %q", e.StateTransition)
 		}
+		e.StateTransition = from + "_TO_" + to
 	}
 	return e, nil
 }
@@ -442,8 +444,14 @@ func ParseRetryEvents(body []byte) ([]Event, error) {
 	return parseEvents(body, "retryEvents", KindRetry)
 }
 
-// splitTransition splits "HALF_OPEN_TO_OPEN" into its two states.
+// splitTransition splits "HALF_OPEN_TO_OPEN" into its two states. Spring Boot 4
+// (Jackson 3 writes enums with toString()) sends "State transition from HALF_OPEN
+// to OPEN" instead; both are read.
 func splitTransition(s string) (from, to string, ok bool) {
+	if rest, found := strings.CutPrefix(s, "State transition from "); found {
+		from, to, found = strings.Cut(rest, " to ")
+		return from, to, found && validStates[from] && validStates[to]
+	}
 	for st := range validStates {
 		if strings.HasPrefix(s, st+"_TO_") {
 			rest := s[len(st)+4:]

@@ -2,6 +2,7 @@ package demo
 
 import (
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/cbprobe/cbprobe/breaker"
@@ -42,6 +43,7 @@ func (w *objWriter) str(k, v string) {
 	w.b = appendJSONString(w.b, v)
 }
 func (w *objWriter) num(k string, v int64) { w.key(k); w.b = strconv.AppendInt(w.b, v, 10) }
+func (w *objWriter) null(k string)         { w.key(k); w.b = append(w.b, "null"...) }
 func (w *objWriter) elemStr(v string)      { w.sep(); w.b = appendJSONString(w.b, v) }
 
 // appendJSONString writes s as a JSON string the way Jackson does: only '"',
@@ -123,8 +125,9 @@ func RenderUpdateState(name string, state breaker.State) []byte {
 	return w.b
 }
 
-// RenderCBEvents renders GET /actuator/circuitbreakerevents in the given order.
-func RenderCBEvents(events []CBEventView, z Zone) []byte {
+// RenderCBEvents renders GET /actuator/circuitbreakerevents in the given order;
+// boot4 writes stateTransition as Spring Boot 4 does, with the enum's toString().
+func RenderCBEvents(events []CBEventView, z Zone, boot4 bool) []byte {
 	var w objWriter
 	w.open()
 	w.key("circuitBreakerEvents")
@@ -135,14 +138,25 @@ func RenderCBEvents(events []CBEventView, z Zone) []byte {
 		w.str("circuitBreakerName", e.Breaker)
 		w.str("type", e.Type)
 		w.str("creationTime", JavaZonedDateTime(e.Time, z))
+		// Absent fields are null, as the real actuator writes them (Spring Boot 3.5 and 4.0).
 		if e.ErrorMessage != "" {
 			w.str("errorMessage", e.ErrorMessage)
+		} else {
+			w.null("errorMessage")
 		}
 		if e.HasDuration {
 			w.num("durationInMs", e.DurationMs)
+		} else {
+			w.null("durationInMs")
 		}
 		if e.StateTransition != "" {
-			w.str("stateTransition", e.StateTransition)
+			st := e.StateTransition
+			if from, to, ok := strings.Cut(st, "_TO_"); ok && boot4 {
+				st = "State transition from " + from + " to " + to // StateTransition.toString()
+			}
+			w.str("stateTransition", st)
+		} else {
+			w.null("stateTransition")
 		}
 		w.close()
 	}
@@ -306,6 +320,9 @@ type HealthOptions struct {
 	ShowComponents, ShowDetails bool
 	// Order is management.endpoint.health.status.order; nil means DefaultStatusOrder.
 	Order []string
+	// Boot4 adds Spring Boot 4's liveness and readiness probes (components
+	// livenessState and readinessState, and their groups).
+	Boot4 bool
 }
 
 // RenderHealth renders GET /actuator/health and returns the overall status.
@@ -331,11 +348,24 @@ func RenderHealth(views []HealthView, o HealthOptions) ([]byte, string) {
 			w.key("circuitBreakers")
 			writeBreakersComponent(&w, views, order, o.ShowDetails)
 		}
-		w.key("ping")
-		w.open()
-		w.str("status", StatusUp)
+		probes := []string{"ping"}
+		if o.Boot4 {
+			probes = []string{"livenessState", "ping", "readinessState"}
+		}
+		for _, p := range probes {
+			w.key(p)
+			w.open()
+			w.str("status", StatusUp)
+			w.close()
+		}
 		w.close()
-		w.close()
+		if o.Boot4 {
+			w.key("groups")
+			w.openArray()
+			w.elemStr("liveness")
+			w.elemStr("readiness")
+			w.closeArray()
+		}
 	}
 	w.close()
 	return w.b, overall

@@ -318,8 +318,19 @@ func (s *Service) paymentCall() (func(context.Context, func(context.Context) err
 			s.flowErr = err
 			return
 		}
+		// Spring Cloud: CircuitBreaker( TimeLimiter( ThreadPoolBulkhead( Feign call ))), so the
+		// time a call waits for a thread counts against the TimeLimiter; Retry is the service's own.
+		if b := s.settings.Bulkhead; b.Enabled {
+			s.mu.Lock()
+			s.pool = newThreadPool(FeignName, b)
+			s.mu.Unlock()
+		}
 		s.flowCall = func(ctx context.Context, fn func(context.Context) error) error {
-			return breaker.Decorate(rt.r, cb.cb, tl.tl, fn)(ctx)
+			call := fn
+			if s.pool != nil {
+				call = func(ctx context.Context) error { return s.pool.run(ctx, fn) }
+			}
+			return breaker.Decorate(rt.r, cb.cb, tl.tl, call)(ctx)
 		}
 	})
 	var f decorated = s.flowCall

@@ -88,7 +88,10 @@ func javaThrowable(err error) string {
 	var cnp *breaker.CallNotPermittedError
 	var ge *GatewayError
 	var tr *TransportError
+	var bf *BulkheadFullError
 	switch {
+	case errors.As(err, &bf):
+		return bf.JavaClass() + ": " + bf.Error()
 	case errors.As(err, &te):
 		return "java.util.concurrent.TimeoutException: " + te.Error()
 	case errors.As(err, &cnp):

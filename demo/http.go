@@ -193,7 +193,7 @@ func (s *Service) handleCBEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	writeActuator(w, r, http.StatusOK, RenderCBEvents(s.reg.cbEvents(r.PathValue("name"), typ), s.zone))
+	writeActuator(w, r, http.StatusOK, RenderCBEvents(s.reg.cbEvents(r.PathValue("name"), typ), s.zone, s.cfg.Boot4))
 }
 
 func (s *Service) handleTimeLimiters(w http.ResponseWriter, r *http.Request) {
@@ -258,7 +258,14 @@ func (s *Service) handlePrometheus(w http.ResponseWriter, r *http.Request) {
 func (s *Service) RenderPrometheus(b []byte) []byte {
 	_, tls := s.reg.timeLimiterViews()
 	_, rts := s.reg.retryViews()
-	return RenderPrometheusTagged(b, s.promFormat, s.tags, s.reg.breakerViews(), tls, rts)
+	m := Meters{Breakers: s.reg.breakerViews(), TimeLimiters: tls, Retries: rts, SpringCloud: true, Tags: s.tags}
+	s.mu.Lock()
+	pool := s.pool
+	s.mu.Unlock()
+	if pool != nil {
+		m.Bulkheads = []BulkheadView{pool.view()}
+	}
+	return RenderMeters(b, s.promFormat, m)
 }
 
 // Endpoint is one route of the service.

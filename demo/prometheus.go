@@ -67,7 +67,8 @@ type promFamily struct {
 	samples []promSample
 }
 
-// Meter help texts (Micrometer descriptions of the first meter registered).
+// Meter help texts (Micrometer descriptions of the first meter registered), as
+// the legacy generation (simpleclient) prints them.
 const (
 	helpState        = "The states of the circuit breaker"
 	helpBuffered     = "The number of buffered failed calls stored in the ring buffer"
@@ -79,6 +80,32 @@ const (
 	helpTimeLimiter  = "The number of successful calls"
 	helpRetry        = "The number of successful calls without a retry attempt"
 )
+
+// Help texts that differ in the current generation: measured on the Spring Boot
+// 3.5.7 and 4.0.7 builds of examples/spring-commerce (docs/spring-parity.md).
+const (
+	helpBufferedCurrent    = "The number of buffered successful calls stored in the ring buffer"
+	helpTimeLimiterCurrent = "The number of timed out calls"
+	helpRetryCurrent       = "The number of failed calls without a retry attempt"
+)
+
+// Meters are the resilience4j meters of one scrape.
+type Meters struct {
+	// Breakers, TimeLimiters and Retries are the three registries' meters.
+	Breakers     []BreakerView
+	TimeLimiters []TimeLimiterView
+	Retries      []RetryView
+	// Bulkheads are thread-pool bulkheads; only the current generation prints them.
+	Bulkheads []BulkheadView
+	// SpringCloud adds the group tag Spring Cloud CircuitBreaker puts on every
+	// resilience4j meter (current generation): group=<its own name> on breakers,
+	// time limiters and bulkheads, which Spring Cloud creates with a group, and
+	// group="none" (its default-group meter filter) on retries.
+	SpringCloud bool
+	// Tags are Micrometer common tags (for example application=commerce-api)
+	// added to every sample; a meter's own tag wins.
+	Tags map[string]string
+}
 
 // legacyStateOrder is the sample order of the state gauges in a real
 // simpleclient scrape (fixtures/prometheus-selimhorri-ecommerce-sb2.txt).
@@ -98,7 +125,8 @@ func b2f(b bool) float64 {
 
 // buildFamilies lays out every resilience4j meter in registration order
 // (the order the legacy generation prints).
-func buildFamilies(cbs []BreakerView, tls []TimeLimiterView, rts []RetryView) []promFamily {
+func buildFamilies(f PromFormat, m Meters) []promFamily {
+	cbs, tls, rts := m.Breakers, m.TimeLimiters, m.Retries
 	notPermitted := promFamily{name: "resilience4j_circuitbreaker_not_permitted_calls", help: helpNotPermitted, kind: kindCounter}
 	slowRate := promFamily{name: "resilience4j_circuitbreaker_slow_call_rate", help: helpSlowCallRate}
 	slowCalls := promFamily{name: "resilience4j_circuitbreaker_slow_calls", help: helpSlowCalls}
@@ -128,12 +156,22 @@ func buildFamilies(cbs []BreakerView, tls []TimeLimiterView, rts []RetryView) []
 		}
 		failRate.samples = append(failRate.samples, promSample{labels: []label{n}, value: float64(v.FailureRate)})
 	}
+	current := f == PromCurrent
+	if current {
+		buffered.help = helpBufferedCurrent
+	}
 	var fams []promFamily
+	if current {
+		fams = append(fams, bulkheadFamilies(m.Bulkheads)...)
+	}
 	if len(cbs) > 0 {
 		fams = append(fams, notPermitted, slowRate, slowCalls, calls, callsMax, buffered, state, failRate)
 	}
 	if len(tls) > 0 {
 		tl := promFamily{name: "resilience4j_timelimiter_calls", help: helpTimeLimiter, kind: kindCounter}
+		if current {
+			tl.help = helpTimeLimiterCurrent
+		}
 		for _, v := range tls {
 			n := label{"name", v.Name}
 			tl.samples = append(tl.samples,
@@ -145,6 +183,9 @@ func buildFamilies(cbs []BreakerView, tls []TimeLimiterView, rts []RetryView) []
 	}
 	if len(rts) > 0 {
 		rt := promFamily{name: "resilience4j_retry_calls", help: helpRetry, kind: kindCounter}
+		if current {
+			rt.help = helpRetryCurrent
+		}
 		for _, v := range rts {
 			n := label{"name", v.Name}
 			rt.samples = append(rt.samples,
@@ -154,6 +195,59 @@ func buildFamilies(cbs []BreakerView, tls []TimeLimiterView, rts []RetryView) []
 				promSample{labels: []label{{"kind", "successful_without_retry"}, n}, value: v.SuccessfulWithoutRetry})
 		}
 		fams = append(fams, rt)
+	}
+	if current && m.SpringCloud {
+		for i := range fams {
+			group := "none"
+			if !strings.HasPrefix(fams[i].name, "resilience4j_retry") {
+				group = "" // the meter's own name
+			}
+			for j := range fams[i].samples {
+				fams[i].samples[j].labels = withGroup(fams[i].samples[j].labels, group)
+			}
+		}
+	}
+	return fams
+}
+
+// withGroup adds group=g (g empty: the name label's value) to sorted labels.
+func withGroup(ls []label, g string) []label {
+	if g == "" {
+		for _, l := range ls {
+			if l.name == "name" {
+				g = l.value
+			}
+		}
+	}
+	out := append([]label{{"group", g}}, ls...)
+	sort.SliceStable(out, func(x, y int) bool { return out[x].name < out[y].name })
+	return out
+}
+
+// bulkheadFamilies are the thread-pool bulkhead gauges in the order the
+// current generation registers them.
+func bulkheadFamilies(bhs []BulkheadView) []promFamily {
+	if len(bhs) == 0 {
+		return nil
+	}
+	gauges := []struct {
+		name, help string
+		value      func(BulkheadView) int
+	}{
+		{"resilience4j_bulkhead_active_thread_count", "The number of active threads", func(v BulkheadView) int { return v.ActiveThreads }},
+		{"resilience4j_bulkhead_available_thread_count", "The number of available threads", func(v BulkheadView) int { return v.AvailableThreads }},
+		{"resilience4j_bulkhead_core_thread_pool_size", "The core thread pool size", func(v BulkheadView) int { return v.CoreThreads }},
+		{"resilience4j_bulkhead_max_thread_pool_size", "The maximum thread pool size", func(v BulkheadView) int { return v.MaxThreads }},
+		{"resilience4j_bulkhead_queue_capacity", "The queue capacity", func(v BulkheadView) int { return v.QueueCapacity }},
+		{"resilience4j_bulkhead_queue_depth", "The queue depth", func(v BulkheadView) int { return v.QueueDepth }},
+		{"resilience4j_bulkhead_thread_pool_size", "The thread pool size", func(v BulkheadView) int { return v.Threads }},
+	}
+	fams := make([]promFamily, len(gauges))
+	for i, g := range gauges {
+		fams[i] = promFamily{name: g.name, help: g.help}
+		for _, v := range bhs {
+			fams[i].samples = append(fams[i].samples, promSample{labels: []label{{"name", v.Name}}, value: float64(g.value(v))})
+		}
 	}
 	return fams
 }
@@ -172,16 +266,16 @@ func compareLabels(a, b []label) int {
 	return len(a) - len(b)
 }
 
-// RenderPrometheus appends the resilience4j meters in format f to b.
+// RenderPrometheus appends the breaker, time limiter and retry meters in format f to b.
 func RenderPrometheus(b []byte, f PromFormat, cbs []BreakerView, tls []TimeLimiterView, rts []RetryView) []byte {
-	return RenderPrometheusTagged(b, f, nil, cbs, tls, rts)
+	return RenderMeters(b, f, Meters{Breakers: cbs, TimeLimiters: tls, Retries: rts})
 }
 
-// RenderPrometheusTagged is RenderPrometheus with Micrometer common tags (for
-// example application=commerce-api) added to every sample; labels stay sorted by name.
-func RenderPrometheusTagged(b []byte, f PromFormat, tags map[string]string, cbs []BreakerView, tls []TimeLimiterView, rts []RetryView) []byte {
-	fams := buildFamilies(cbs, tls, rts)
-	if len(tags) > 0 {
+// RenderMeters appends the resilience4j meters m in format f to b; labels stay
+// sorted by name.
+func RenderMeters(b []byte, f PromFormat, m Meters) []byte {
+	fams := buildFamilies(f, m)
+	if tags := m.Tags; len(tags) > 0 {
 		keys := sortedKeys(tags)
 		for i := range fams {
 			for j := range fams[i].samples {

@@ -58,6 +58,11 @@ type Config struct {
 	Speed float64
 	// PromFormat selects the /actuator/prometheus text generation.
 	PromFormat PromFormat
+	// Boot4 answers the actuator as Spring Boot 4 does (Jackson 3): a state
+	// transition event's stateTransition is the enum's toString() ("State
+	// transition from CLOSED to OPEN") and health has the liveness and readiness
+	// probes and their groups.
+	Boot4 bool
 	// DBLatency is the simulated database work per transaction (in service
 	// time); 0 means demo.db-latency from the file or DefaultDBLatency, NoDBLatency none.
 	DBLatency time.Duration
@@ -114,9 +119,11 @@ type Service struct {
 	flowOnce    sync.Once
 	flowCall    func(context.Context, func(context.Context) error) error
 	flowErr     error
-	baseCtx     context.Context
-	cancelBase  context.CancelFunc
-	serveDone   chan struct{}
+	// pool is Spring Cloud's thread-pool bulkhead around the payment call (nil when disabled).
+	pool       *threadPool
+	baseCtx    context.Context
+	cancelBase context.CancelFunc
+	serveDone  chan struct{}
 
 	connMu  sync.Mutex
 	closing bool
@@ -169,6 +176,7 @@ func New(cfg Config, logger *slog.Logger) (*Service, error) {
 	}
 	s.mgmt = f.Management()
 	s.health = healthOptions(f, s.mgmt)
+	s.health.Boot4 = cfg.Boot4
 	if err := s.readPG(); err != nil {
 		return nil, err
 	}

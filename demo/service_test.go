@@ -116,7 +116,7 @@ func TestDefaultSettingOpensWithin40Payments(t *testing.T) {
 	if got := doc.CircuitBreakers[FeignName].State; got != "OPEN" {
 		t.Errorf("state %q, want OPEN (%s)", got, cbs)
 	}
-	wantGauge := `resilience4j_circuitbreaker_state{name="` + FeignName + `",state="open"} 1.0`
+	wantGauge := `resilience4j_circuitbreaker_state{group="` + FeignName + `",name="` + FeignName + `",state="open"} 1.0`
 	if !bytes.Contains(prom, []byte(wantGauge)) {
 		t.Errorf("prometheus lacks %s", wantGauge)
 	}

@@ -29,6 +29,8 @@ type Settings struct {
 	// DBLatency is demo.db-latency, the simulated database work per transaction
 	// (DefaultDBLatency when unset).
 	DBLatency time.Duration
+	// Bulkhead is Spring Cloud's thread-pool bulkhead around the payment call.
+	Bulkhead BulkheadSettings
 }
 
 // ResolveSettings reads the payment call's settings from f: the breaker, time
@@ -83,6 +85,9 @@ func ResolveSettings(f *springconf.File) (Settings, error) {
 		return Settings{}, cfgErr("pg.retry-max-attempts", err.Error())
 	}
 	s.Retry = rc
+	if s.Bulkhead, err = resolveBulkhead(f, defaultCPUs()); err != nil {
+		return Settings{}, err
+	}
 	if v, ok := f.Get("demo.db-latency"); ok {
 		d, err := springconf.ParseDuration(strings.TrimSpace(v))
 		if err != nil || d < 0 {

@@ -52,6 +52,18 @@ type TimeLimiterView struct {
 	Successful, Failed, Timeout float64
 }
 
+// BulkheadView is one thread-pool bulkhead's gauges (ThreadPoolBulkhead.Metrics), in threads or calls.
+type BulkheadView struct {
+	// Name is the registry name (Spring Cloud names it after the breaker).
+	Name string
+	// ActiveThreads run a call; AvailableThreads is MaxThreads minus ActiveThreads.
+	ActiveThreads, AvailableThreads int
+	// CoreThreads, MaxThreads and QueueCapacity are the configured sizes.
+	CoreThreads, MaxThreads, QueueCapacity int
+	// QueueDepth is the calls waiting for a thread; Threads the threads in the pool.
+	QueueDepth, Threads int
+}
+
 // RetryView is one retry's counters (Retry.Metrics).
 type RetryView struct {
 	// Name is the registry name.

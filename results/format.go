@@ -128,18 +128,6 @@ func runDuration(r *Run) time.Duration {
 	return r.Ended.Sub(r.Started)
 }
 
-// expectationDetail is "got X, want Y: message" with empty parts left out.
-// expectationMark is "pass", "fail" or "inconclusive".
-func expectationMark(e Expectation) string {
-	switch {
-	case e.Inconclusive:
-		return "inconclusive"
-	case e.OK:
-		return "pass"
-	}
-	return "fail"
-}
-
 // observationLines are an inconclusive arm's reasons and fixes, one a line.
 func observationLines(a *Arm) []string {
 	if !a.Inconclusive() {
@@ -155,6 +143,7 @@ func observationLines(a *Arm) []string {
 	return out
 }
 
+// expectationDetail is "got X, want Y: message" with empty parts left out.
 func expectationDetail(e Expectation) string {
 	var parts []string
 	if e.Got != "" {

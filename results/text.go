@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/fatih/color"
 )
 
 // TextOptions control the terminal rendering.
@@ -17,23 +19,46 @@ type TextOptions struct {
 	Color bool
 }
 
-// ANSI SGR codes used by the terminal rendering.
+// Styles used by the terminal rendering; paint turns them into fatih/color
+// attributes.
 const (
-	ansiReset  = "\x1b[0m"
-	ansiBold   = "\x1b[1m"
-	ansiRed    = "\x1b[31m"
-	ansiGreen  = "\x1b[32m"
-	ansiYellow = "\x1b[33m"
-	ansiCyan   = "\x1b[36m"
-	ansiFaint  = "\x1b[2m"
+	ansiBold   = "bold"
+	ansiRed    = "red"
+	ansiGreen  = "green"
+	ansiYellow = "yellow"
+	ansiCyan   = "cyan"
+	ansiFaint  = "faint"
 )
 
-// paint wraps s in code when colour is on.
-func (o TextOptions) paint(code, s string) string {
-	if !o.Color || code == "" || s == "" {
+// styleAttr is the fatih/color attribute of a style above.
+func styleAttr(style string) color.Attribute {
+	switch style {
+	case ansiBold:
+		return color.Bold
+	case ansiRed:
+		return color.FgRed
+	case ansiGreen:
+		return color.FgGreen
+	case ansiYellow:
+		return color.FgYellow
+	case ansiCyan:
+		return color.FgCyan
+	case ansiFaint:
+		return color.Faint
+	}
+	return color.Reset
+}
+
+// paint wraps s in style's colour when colour is on. The colour is enabled on
+// this one color.Color, never through fatih/color's package-wide NoColor, so
+// two renderings in one process cannot race.
+func (o TextOptions) paint(style, s string) string {
+	if !o.Color || style == "" || s == "" {
 		return s
 	}
-	return code + s + ansiReset
+	c := color.New(styleAttr(style))
+	c.EnableColor()
+	return c.Sprint(s)
 }
 
 // stateColor is the colour of a breaker state name.

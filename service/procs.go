@@ -93,6 +93,7 @@ func listeningPorts(keep func(procfs.ProcStat) bool) (listeners, error) {
 		return nil, err
 	}
 	byInode := map[uint64]int{} // listening socket inode -> port
+	//lint:ignore SA1019 /proc/net/tcp is read once per launch; netlink would add a dependency for no gain here.
 	for _, read := range []func() (procfs.NetTCP, error){fs.NetTCP, fs.NetTCP6} {
 		lines, err := read()
 		if err != nil {

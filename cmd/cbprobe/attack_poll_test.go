@@ -66,7 +66,7 @@ func (s *trippingService) handler() http.Handler {
 				{Breaker: "pg", Type: "STATE_TRANSITION", Time: s.openedAt, StateTransition: "CLOSED_TO_OPEN"},
 			}
 		}
-		_, _ = w.Write(demo.RenderCBEvents(ev, demo.DefaultZone()))
+		_, _ = w.Write(demo.RenderCBEvents(ev, demo.DefaultZone(), false))
 	})
 	mux.HandleFunc("GET /", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNotFound) })
 	return mux

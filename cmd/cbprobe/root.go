@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 )
@@ -66,7 +65,6 @@ error, 3 target or metrics unreachable, 130 interrupted (partial results kept).`
 			default:
 				return usageErr(fmt.Errorf("--color: %q is not one of auto, always, never", g.color))
 			}
-			color.NoColor = !g.colorEnabled(g.stdout)
 			level := slog.LevelWarn
 			if g.verbose {
 				level = slog.LevelDebug

@@ -50,7 +50,6 @@ type driver struct {
 	tg     target
 	client *http.Client
 	user   string
-	seq    int
 	obs    observed
 }
 

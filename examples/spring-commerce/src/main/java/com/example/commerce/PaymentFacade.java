@@ -54,8 +54,7 @@ public class PaymentFacade {
 			.maxAttempts(pg.retryMaxAttempts())
 			.failAfterMaxAttempts(base.isFailAfterMaxAttempts())
 			.retryOnException(e -> {
-				Throwable cause = cause(e);
-				if (cause instanceof CallNotPermittedException && !pg.retryOnRejection()) {
+				if (find(e, CallNotPermittedException.class) != null && !pg.retryOnRejection()) {
 					return false;
 				}
 				return base.getExceptionPredicate().test(e);
@@ -104,23 +103,32 @@ public class PaymentFacade {
 		return "http://localhost:" + environment.getProperty("local.server.port") + "/api/v1/payments/callback";
 	}
 
-	/** Spring Cloud CircuitBreaker without a fallback wraps what failed in NoFallbackAvailableException. */
-	static Throwable cause(Throwable e) {
-		if (e instanceof NoFallbackAvailableException && e.getCause() != null) {
-			return e.getCause();
+	/**
+	 * The first exception of the given type in e's cause chain, or null. Spring Cloud CircuitBreaker
+	 * without a fallback throws NoFallbackAvailableException around what failed, and a call cut by the
+	 * TimeLimiter arrives as a CompletionException (thread-pool bulkhead) or ExecutionException around
+	 * the TimeoutException.
+	 */
+	static <T extends Throwable> T find(Throwable e, Class<T> type) {
+		for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+			if (type.isInstance(t)) {
+				return type.cast(t);
+			}
 		}
-		return e;
+		return null;
 	}
 
 	static ApiException failure(RuntimeException e) {
-		Throwable cause = cause(e);
-		if (cause instanceof CallNotPermittedException) {
-			return new ApiException(HttpStatus.SERVICE_UNAVAILABLE, "CIRCUIT_OPEN", cause.getMessage());
+		CallNotPermittedException rejected = find(e, CallNotPermittedException.class);
+		if (rejected != null) {
+			return new ApiException(HttpStatus.SERVICE_UNAVAILABLE, "CIRCUIT_OPEN", rejected.getMessage());
 		}
-		if (cause instanceof TimeoutException) {
+		TimeoutException timeout = find(e, TimeoutException.class);
+		if (timeout != null) {
 			return new ApiException(HttpStatus.SERVICE_UNAVAILABLE, "PG_TIMEOUT",
-					"payment gateway timed out: " + cause.getMessage());
+					"payment gateway timed out: " + timeout.getMessage());
 		}
+		Throwable cause = e instanceof NoFallbackAvailableException && e.getCause() != null ? e.getCause() : e;
 		return new ApiException(HttpStatus.SERVICE_UNAVAILABLE, "PG_ERROR", "payment gateway failed: " + cause.getMessage());
 	}
 }

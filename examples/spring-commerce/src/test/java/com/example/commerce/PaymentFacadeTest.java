@@ -3,6 +3,7 @@ package com.example.commerce;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeoutException;
 
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
@@ -53,6 +54,10 @@ class PaymentFacadeTest {
 		assertThat(PaymentFacade.failure(rejected()).body().code()).isEqualTo("CIRCUIT_OPEN");
 		assertThat(PaymentFacade.failure(new NoFallbackAvailableException("No fallback available.",
 				new TimeoutException("TimeLimiter 'pg' recorded a timeout exception."))).body().code()).isEqualTo("PG_TIMEOUT");
+		// Through the thread-pool bulkhead, the timeout arrives inside a CompletionException.
+		assertThat(PaymentFacade.failure(new NoFallbackAvailableException("No fallback available.",
+				new CompletionException(new TimeoutException("TimeLimiter 'pg' recorded a timeout exception.")))).body().code())
+			.isEqualTo("PG_TIMEOUT");
 		assertThat(PaymentFacade.failure(new IllegalStateException("boom")).body().code()).isEqualTo("PG_ERROR");
 		assertThat(PaymentFacade.failure(rejected()).status().value()).isEqualTo(503);
 	}
