@@ -13,6 +13,14 @@ func (r Request) sentAt() time.Time {
 	return r.Sent
 }
 
+// answeredAt is when the answer came: the send time plus the latency (nil-safe).
+func (r *Request) answeredAt() time.Time {
+	if r == nil {
+		return time.Time{}
+	}
+	return r.sentAt().Add(r.Latency)
+}
+
 // FirstSentAtOrAfter returns the smallest Seq among the requests of arm sent
 // at or after t (intended time when Sent is zero); 0 if there is none. An
 // empty arm matches every request.
@@ -79,8 +87,12 @@ func (a *Arm) MarkRequests(reqs []Request) {
 	for i := range a.Transitions {
 		tr := &a.Transitions[i]
 		at := tr.At
-		if tr.To == "OPEN" && !opened && firstRej != nil && !at.Before(firstRej.sentAt()) {
-			// The first refusal proves the breaker was already open.
+		if tr.To == "OPEN" && !opened && firstRej != nil && !at.Before(firstRej.answeredAt()) {
+			// Seen only after the first refusal was answered (a polled state): the
+			// refusal proves the breaker was already open, so the OPEN goes before
+			// that request. An OPEN seen before the refusal's answer keeps its time
+			// even when the request was sent earlier: a retry of a request sent
+			// while the breaker was closed can meet it open.
 			at = firstRej.sentAt().Add(-time.Nanosecond)
 		}
 		if tr.To == "OPEN" {

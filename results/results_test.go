@@ -707,6 +707,12 @@ func TestMarkRequestsAndLatency(t *testing.T) {
 		// +1.401 s: the refusal proves the breaker was open, so the OPEN is
 		// attributed to request 6 and never to one after the first rejected.
 		{"open estimated after the first refusal", 2 * time.Second, []int{6, 14, 30}, 6, 7},
+		// The OPEN (an event's time) fell while request 7 was in flight (sent at
+		// +1.401 s, answered at +1.508 s): its retry met the open breaker, so the
+		// OPEN keeps its time and request 7 is both (the window-type arm on the
+		// real Spring service; moving the OPEN before request 7's send put it at
+		// request 10 instead of 21 there).
+		{"open while the first refused request was in flight", 1450 * time.Millisecond, []int{7, 14, 30}, 7, 7},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
