@@ -136,6 +136,7 @@ func Lint(f *File, opt LintOptions) []Finding {
 		l.retryRejections(s)
 	}
 	l.healthIndicator()
+	l.feignBulkhead()
 	l.endpoints()
 	out := l.render()
 	rank := map[string]int{SeverityError: 0, SeverityWarning: 1, SeverityInfo: 2}
@@ -884,6 +885,41 @@ func (l *linter) backoff() {
 			}
 		}
 	}
+}
+
+// feignBulkhead warns when Spring Cloud CircuitBreaker runs the Feign calls on a
+// thread-pool bulkhead the file does not size (Resilience4jBulkheadProvider, on by default
+// whenever resilience4j-bulkhead is on the classpath, which the Resilience4j starter puts
+// there): ThreadPoolBulkheadConfig's defaults follow the CPU count, and the TimeLimiter's
+// clock starts when the call is queued (measured on examples/spring-commerce, docs/spring-parity.md).
+func (l *linter) feignBulkhead() {
+	if !l.feign.enabled {
+		return
+	}
+	for _, off := range []struct {
+		key  string
+		when bool
+	}{
+		{"spring.cloud.circuitbreaker.resilience4j.disable-thread-pool", true},
+		{"spring.cloud.circuitbreaker.bulkhead.resilience4j.enabled", false},
+		{"spring.cloud.circuitbreaker.resilience4j.enable-semaphore-default-bulkhead", true},
+	} {
+		if v, set, _ := l.f.boolProp(off.key); set && v == off.when {
+			return
+		}
+	}
+	for _, k := range []string{"core-thread-pool-size", "max-thread-pool-size"} {
+		if _, ok := l.f.Get("resilience4j.thread-pool-bulkhead.configs.default." + k); ok {
+			return
+		}
+	}
+	l.add("thread-pool-bulkhead-sized-by-cpus", SeverityWarning, "resilience4j.thread-pool-bulkhead.configs.default", 0,
+		"Spring Cloud CircuitBreaker runs every Feign call on a Resilience4j thread-pool bulkhead, and this file does not size it: "+
+			"the pool follows the machine's CPU count (core = CPUs - 1, max = CPUs, queue 100), one thread on a 2-core host. "+
+			"A call waiting for a thread is already on the TimeLimiter's clock, so under concurrent load calls time out in the queue "+
+			"and the breaker opens on the CPU count, not on the gateway.",
+		"Set resilience4j.thread-pool-bulkhead.configs.default.core-thread-pool-size and max-thread-pool-size to the concurrency "+
+			"you expect (requests per second × the slowest answer in seconds), or spring.cloud.circuitbreaker.bulkhead.resilience4j.enabled: false.")
 }
 
 func (l *linter) endpoints() {
