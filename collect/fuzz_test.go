@@ -1,12 +1,28 @@
 package collect
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 )
 
+// addTestdata adds the named files of this package's testdata as seeds.
+func addTestdata(f *testing.F, names ...string) {
+	f.Helper()
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join("testdata", n))
+		if err != nil {
+			f.Fatalf("seed: %v", err)
+		}
+		f.Add(b)
+	}
+}
+
 func FuzzActuatorBreakers(f *testing.F) {
 	f.Add(fixture(f, "actuator-circuitbreakers-nbicocchi-sb3-open.json"))
+	f.Add(fixture(f, "actuator-circuitbreakers-nbicocchi-sb3-closed.json"))
+	f.Add(fixture(f, "actuator-circuitbreakers-nbicocchi-sb3-half-open.json"))
 	f.Add([]byte(`{"circuitBreakers":["a","b"]}`))
 	f.Add([]byte(`{"circuitBreakers":{"pg":{"failureRate":"NaN%","state":"OPEN"}}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -39,12 +55,17 @@ func FuzzActuatorEvents(f *testing.F) {
 
 func FuzzActuatorHealth(f *testing.F) {
 	f.Add(fixture(f, "actuator-health-selimhorri-sb2.json"))
+	addTestdata(f, "health-sb20-per-breaker.json", "health-sb21-r4j-1x.json")
+	f.Add([]byte(`{"status":"UP"}`))
+	f.Add([]byte(`<html><body>Whitelabel Error Page</body></html>`))
 	f.Fuzz(func(t *testing.T, b []byte) { _, _ = ParseHealth(b) })
 }
 
 func FuzzPrometheusText(f *testing.F) {
 	f.Add(fixture(f, "prometheus-datadog-integrations-extras-legacy.txt"))
 	f.Add(fixture(f, "prometheus-dependency-track-retry.txt"))
+	f.Add(fixture(f, "prometheus-selimhorri-ecommerce-sb2.txt"))
+	addTestdata(f, "prom-openmetrics-sb35.txt", "prom-r4j-0.13-exports.txt", "prom-r4j-0.14-micrometer.txt")
 	f.Add([]byte("resilience4j_circuitbreaker_state{name=\"pg\",state=\"open\",} 1.0\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		res, err := ParsePrometheusText(b)
@@ -57,6 +78,9 @@ func FuzzPrometheusText(f *testing.F) {
 func FuzzJavaTime(f *testing.F) {
 	f.Add("2024-10-15T13:22:48.477677565Z[Etc/UTC]")
 	f.Add("2017-01-10T15:39+01:00[Europe/Berlin]")
+	f.Add("2024-10-15T13:22:48Z")
+	f.Add("2024-10-15T13:22:48.1-05:00")
+	f.Add("2024-10-15T13:22:48+01:00[No/Such_Zone]")
 	f.Fuzz(func(t *testing.T, s string) { _, _ = ParseJavaTime(s) })
 }
 

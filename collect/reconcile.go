@@ -80,6 +80,10 @@ type Reconciliation struct {
 	LastAnswer time.Time
 }
 
+// SlowPoll is how many observation intervals a directly read poll may take
+// before the time it took counts as a stretch without observation.
+const SlowPoll = 3
+
 // observedAt is when a sample's values were read at the service.
 func observedAt(s BreakerSample) time.Time {
 	if !s.ObservedAt.IsZero() {
@@ -90,11 +94,14 @@ func observedAt(s BreakerSample) time.Time {
 
 // Reconcile checks the service's answers, the breaker's counters, its state
 // samples and transitions, and the polling record against each other. It is
-// pure, and cheap enough to call after every poll (watch does). The rules:
+// pure, and cheap enough to call after every poll. The rules:
 //   - a breaker never observed while requests ran is inconclusive, with the
-//     polling errors as the cause;
-//   - a gap without observation (failed polls, or the stretch after the last
-//     sample up to the last answer plus one Interval) is decisive when refusals
+//     polling errors as the cause; when no breaker was seen at all, the failed
+//     polls are judged as gaps too (refusals in them are named with the time
+//     the metrics went away);
+//   - a gap without observation (failed polls, a direct poll slower than
+//     SlowPoll intervals, or the stretch after the last sample up to the last
+//     answer plus one Interval) is decisive when refusals
 //     fall in it while the last state seen was CLOSED (or the state before and
 //     after differ with no event timing the change, or the not-permitted
 //     counter jumped): the arm is inconclusive; other gaps are only noted;
@@ -141,35 +148,6 @@ func Reconcile(in ReconcileInput) Reconciliation {
 			r.Fix = appendOnce(r.Fix, fix)
 		}
 	}
-	if len(own) == 0 {
-		if len(answers) == 0 {
-			return r
-		}
-		cause := fmt.Sprintf("breaker %s was never observed", in.Breaker)
-		var errs []string
-		for _, g := range in.Gaps {
-			errs = append(errs, g.Reasons...)
-		}
-		switch {
-		case len(errs) > 0 && len(seen) == 0:
-			cause += " (found: no breaker at all): every poll failed (" + strings.Join(firstN(errs, 3), "; ") + ")"
-		case len(seen) > 0:
-			names := make([]string, 0, len(seen))
-			for n := range seen {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			cause += " (found: " + strings.Join(names, ", ") + "; set --breaker)"
-		default:
-			cause += " (found: no breaker at all)"
-		}
-		if r.Refusals > 0 {
-			cause += fmt.Sprintf("; the service refused %d requests as CIRCUIT_OPEN meanwhile", r.Refusals)
-		}
-		inconclusive(cause, fixFor(errs, len(seen) > 0))
-		return r
-	}
-	r.LastSample = observedAt(own[len(own)-1])
 	stateAt := func(t time.Time) (before, after *BreakerSample) {
 		i := sort.Search(len(own), func(i int) bool { return observedAt(own[i]).After(t) })
 		if i > 0 {
@@ -189,11 +167,6 @@ func Reconcile(in ReconcileInput) Reconciliation {
 		return false
 	}
 	// Stretches without observation: failed polls, and the tail after the last sample.
-	type stretch struct {
-		from, to time.Time
-		polls    int
-		reason   string
-	}
 	var stretches []stretch
 	for _, g := range in.Gaps {
 		from := g.From
@@ -206,20 +179,27 @@ func Reconcile(in ReconcileInput) Reconciliation {
 		}
 		stretches = append(stretches, stretch{from: from, to: g.To, polls: g.Polls, reason: reason})
 	}
-	if need := r.LastAnswer.Add(in.Interval); r.LastSample.Before(need) && !r.LastAnswer.IsZero() {
-		covered := false
-		for _, s := range stretches {
-			if s.to.IsZero() {
-				covered = true
+	// openSeen reports whether the breaker was seen away from CLOSED at some
+	// time in [from, to]: a transition whose bounds meet the span, or a sample in it.
+	openSeen := func(from, to time.Time) bool {
+		for _, t := range in.Transitions {
+			if t.To != "CLOSED" && !t.Latest.Before(from) && !t.Earliest.After(to) {
+				return true
 			}
 		}
-		if !covered {
-			stretches = append(stretches, stretch{from: r.LastSample, reason: fmt.Sprintf(
-				"no sample newer than the last answer (%s) plus one observation interval (%s): the last was at %s",
-				rel(r.LastAnswer), in.Interval, rel(r.LastSample))})
+		for i := range own {
+			if t := observedAt(own[i]); !t.Before(from) && !t.After(to) && own[i].State != "CLOSED" && own[i].State != "" {
+				return true
+			}
 		}
+		return false
 	}
-	for _, s := range stretches {
+	// judge reports one stretch: decisive (the arm is inconclusive) when the
+	// breaker's state may have changed in it, else only noted. A refusal counts
+	// in a stretch only if nothing outside it explains it: a request sent in the
+	// gap but refused after an OPEN was seen (its retry met the open breaker)
+	// is not evidence of an unseen transition.
+	judge := func(s stretch) {
 		g := GapReport{From: s.from, To: s.to, Polls: s.polls, Reason: s.reason}
 		end := s.to
 		if end.IsZero() {
@@ -229,7 +209,9 @@ func Reconcile(in ReconcileInput) Reconciliation {
 		for _, a := range answers {
 			if a.Done.After(s.from) && a.Sent.Before(end) {
 				if a.Refused {
-					g.Refusals++
+					if !openSeen(a.Sent, a.Done) {
+						g.Refusals++
+					}
 				} else {
 					successes++
 				}
@@ -273,13 +255,106 @@ func Reconcile(in ReconcileInput) Reconciliation {
 			r.Notes = append(r.Notes, fmt.Sprintf("%s; nothing that could change the state happened in it", where))
 		}
 	}
-	// Refusals while the samples around them said CLOSED.
+	if len(own) == 0 {
+		if len(answers) == 0 {
+			return r
+		}
+		// Polls that failed while requests ran are judged like any gap, so
+		// refusals in them are named with the time the metrics went away
+		// (the breaker may never have been seen because the metrics went
+		// away before the first poll answered).
+		if len(seen) == 0 {
+			for _, s := range stretches {
+				judge(s)
+			}
+		}
+		decisive := r.Inconclusive
+		cause := fmt.Sprintf("breaker %s was never observed", in.Breaker)
+		if in.Breaker == (BreakerKey{}) {
+			cause = "no breaker was ever observed"
+		}
+		var errs []string
+		for _, g := range in.Gaps {
+			errs = append(errs, g.Reasons...)
+		}
+		switch {
+		case len(errs) > 0 && len(seen) == 0 && decisive:
+			cause += " (found: no breaker at all)" // the gap above names the errors
+		case len(errs) > 0 && len(seen) == 0:
+			cause += " (found: no breaker at all): every poll failed (" + strings.Join(firstN(errs, 3), "; ") + ")"
+		case len(seen) > 0:
+			names := make([]string, 0, len(seen))
+			for n := range seen {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			cause += " (found: " + strings.Join(names, ", ") + "; set --breaker)"
+		default:
+			cause += " (found: no breaker at all)"
+		}
+		if r.Refusals > 0 && !decisive {
+			cause += fmt.Sprintf("; the service refused %d requests as CIRCUIT_OPEN meanwhile", r.Refusals)
+		}
+		inconclusive(cause, fixFor(errs, len(seen) > 0))
+		return r
+	}
+	r.LastSample = observedAt(own[len(own)-1])
+	// A poll read directly (not stamped by a server) that took more than
+	// SlowPoll observation intervals to answer read its values at an unknown
+	// moment between its start and its answer: from the sample before it to
+	// its answer the breaker went unobserved (a metrics endpoint that answers
+	// part of a poll and hangs on the rest).
+	for i, s := range own {
+		d := s.Received.Sub(s.Sent)
+		if s.Sent.IsZero() || !observedAt(s).Equal(s.Received) || d <= SlowPoll*in.Interval {
+			continue
+		}
+		reason := fmt.Sprintf("a poll took %.1f s to answer", d.Seconds())
+		merged := false
+		for j := range stretches { // the failed polls just before it
+			if stretches[j].to.Equal(s.Sent) {
+				stretches[j].to, merged = s.Received, true
+				stretches[j].reason = strings.TrimPrefix(stretches[j].reason+"; "+reason, "; ")
+			}
+		}
+		if merged {
+			continue
+		}
+		from := in.Start
+		if i > 0 {
+			from = observedAt(own[i-1])
+		}
+		stretches = append(stretches, stretch{from: from, to: s.Received, polls: 1, reason: reason})
+	}
+	if need := r.LastAnswer.Add(in.Interval); r.LastSample.Before(need) && !r.LastAnswer.IsZero() {
+		covered := false
+		for _, s := range stretches {
+			if s.to.IsZero() {
+				covered = true
+			}
+		}
+		if !covered {
+			stretches = append(stretches, stretch{from: r.LastSample, reason: fmt.Sprintf(
+				"no sample newer than the last answer (%s) plus one observation interval (%s): the last was at %s",
+				rel(r.LastAnswer), in.Interval, rel(r.LastSample))})
+		}
+	}
+	for _, s := range stretches {
+		judge(s)
+	}
+	// Refusals while the samples around them said CLOSED. A refusal after a
+	// transition away from CLOSED (the latest one up to its answer, plus one
+	// Interval) is explained by it, whatever a stale sample around it says
+	// (a slow poll reads CLOSED before the transition and answers after it).
+	trs := append([]Transition(nil), in.Transitions...)
+	sort.SliceStable(trs, func(i, j int) bool { return trs[i].Time.Before(trs[j].Time) })
 	unexplained, firstAt := 0, time.Time{}
 	for _, a := range answers {
 		if !a.Refused || inAny(r.Gaps, a) {
 			continue
 		}
-		open := false
+		i := sort.Search(len(trs), func(i int) bool { return trs[i].Time.After(a.Done.Add(in.Interval)) })
+		open := i > 0 && trs[i-1].To != "CLOSED"
 		for i := range own {
 			t := observedAt(own[i])
 			if t.Before(a.Sent.Add(-in.Interval)) || t.After(a.Done.Add(in.Interval)) {
@@ -327,6 +402,14 @@ func Reconcile(in ReconcileInput) Reconciliation {
 		}
 	}
 	return r
+}
+
+// stretch is a span in which the breaker was not observed: failed polls
+// (polls > 0), or the time after the last sample (polls 0).
+type stretch struct {
+	from, to time.Time
+	polls    int
+	reason   string
 }
 
 // counterJump reports whether the monotonic not-permitted counter rose

@@ -37,6 +37,7 @@ func TestReconcile(t *testing.T) {
 		in           ReconcileInput
 		inconclusive bool
 		want         string // in a reason (inconclusive) or a note
+		noKey        bool   // no breaker asked for (in.Breaker stays zero)
 	}{
 		{
 			// The case: metrics stop answering just after the load
@@ -46,6 +47,18 @@ func TestReconcile(t *testing.T) {
 				Gaps:    []Gap{{From: at(200), Polls: 30, Reasons: []string{"dial tcp: connection refused"}}},
 				Answers: answers(40, 10)},
 			inconclusive: true, want: "30 refusals, no OPEN seen: metrics unreachable from +0.2 s (dial tcp: connection refused)",
+		},
+		{
+			// A poll that answers part of its reads and hangs on the rest
+			// returns a stale sample seconds later: the time it took is a gap.
+			name: "refusals while a poll took seconds to answer",
+			in: ReconcileInput{Samples: append(append(samples(0, 200, 100, "CLOSED"), func() BreakerSample {
+				s := sample(2300, "CLOSED")
+				s.Sent = at(300)
+				return s
+			}()), samples(2400, 4100, 100, "OPEN")...),
+				Answers: answers(40, 10)},
+			inconclusive: true, want: "13 refusals, no OPEN seen: metrics unreachable from +0.2 s to +2.3 s (a poll took 2.0 s to answer)",
 		},
 		{
 			name: "short gap with nothing happening is only noted",
@@ -67,6 +80,32 @@ func TestReconcile(t *testing.T) {
 				Answers: answers(40, 11)},
 		},
 		{
+			// Under load a poll reads CLOSED just before the breaker opens and
+			// answers after a refusal: the OPEN event before the refusal
+			// explains it; the stale sample does not make the arm inconclusive.
+			name: "stale CLOSED sample after an OPEN event",
+			in: ReconcileInput{Samples: append(append(samples(0, 400, 100, "CLOSED"), func() BreakerSample {
+				s := sample(700, "CLOSED")
+				s.Sent = at(450)
+				return s
+			}()), samples(900, 4100, 100, "OPEN")...),
+				Transitions: []Transition{{Breaker: key, From: "CLOSED", To: "OPEN", Time: at(500), Earliest: at(500), Latest: at(500), TimeSource: TimeFromEvent}},
+				Answers:     answers(40, 6)},
+		},
+		{
+			// The real Spring service, first second of an arm: the first poll of a
+			// cold JVM takes 1.3 s (a gap); requests sent in it retry after timeouts
+			// and are refused at +2.1 s, after the OPEN event at +1.9 s. Sent in the
+			// gap, refused after an OPEN was seen: explained, not a hidden OPEN.
+			name: "sent in a gap, refused after an OPEN event",
+			in: ReconcileInput{Samples: append(samples(1300, 1800, 100, "CLOSED"), samples(2500, 4100, 100, "OPEN")...),
+				Gaps:        []Gap{{From: at(0), To: at(1300), Polls: 1, Reasons: []string{"a poll took 1.3 s to answer"}}},
+				Transitions: []Transition{{Breaker: key, From: "CLOSED", To: "OPEN", Time: at(1900), Earliest: at(1900), Latest: at(1900), TimeSource: TimeFromEvent}},
+				Answers: []Answer{{Sent: at(500), Done: at(2100), Refused: true}, {Sent: at(600), Done: at(2150), Refused: true},
+					{Sent: at(700), Done: at(900)}, {Sent: at(2200), Done: at(2210), Refused: true}}},
+			want: "metrics unreachable from +0.0 s to +1.3 s",
+		},
+		{
 			name:         "refusals while every sample said CLOSED",
 			in:           ReconcileInput{Samples: samples(0, 4100, 100, "CLOSED"), Answers: answers(40, 20)},
 			inconclusive: true, want: "20 refusals from +2.0 s while every sample of pg around them said CLOSED",
@@ -78,6 +117,22 @@ func TestReconcile(t *testing.T) {
 			inconclusive: true, want: "show-details=always",
 		},
 		{
+			// The metrics went away before the first poll answered: the
+			// refusals are named with the gap, not only "never observed".
+			name: "never observed: refusals inside the failed polls",
+			in: ReconcileInput{Gaps: []Gap{{Polls: 2, Reasons: []string{"timeout: no answer within 2s"}}},
+				Answers: answers(40, 10)},
+			inconclusive: true, want: "30 refusals, no OPEN seen: metrics unreachable from +0.0 s (timeout: no answer within 2s)",
+		},
+		{
+			// With no breaker asked for (attack without --breaker) the
+			// message names none instead of an empty name.
+			name: "never observed: no breaker asked for",
+			in: ReconcileInput{Gaps: []Gap{{Polls: 40, Reasons: []string{"HTTP 404"}}},
+				Answers: answers(40, 99)},
+			noKey: true, inconclusive: true, want: "no breaker was ever observed (found: no breaker at all): every poll failed (HTTP 404)",
+		},
+		{
 			name: "never observed: other breakers",
 			in: ReconcileInput{Samples: []BreakerSample{func() BreakerSample { s := sample(0, "CLOSED"); s.Name = "other"; return s }()},
 				Answers: answers(3, 9)},
@@ -86,7 +141,10 @@ func TestReconcile(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.in.Breaker, tc.in.Start = key, t0
+			if !tc.noKey {
+				tc.in.Breaker = key
+			}
+			tc.in.Start = t0
 			r := Reconcile(tc.in)
 			if r.Inconclusive != tc.inconclusive {
 				t.Fatalf("inconclusive = %v, want %v (reasons %q, notes %q)", r.Inconclusive, tc.inconclusive, r.Reasons, r.Notes)

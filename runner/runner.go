@@ -68,9 +68,12 @@ type Config struct {
 	Interval time.Duration
 	// Thresholds complete what the source does not export (Prometheus).
 	Thresholds collect.Thresholds
-	// Breaker is the breaker asked for ("name" or "name@instance"); "" picks
-	// Prefer if the metrics show it, else the only breaker, else the first that
-	// left CLOSED, else the first seen (with a note).
+	// Breaker is the breaker asked for ("name" or "name@instance"). "" with
+	// Prefer set picks Prefer if the metrics show it, else the only breaker
+	// they show (with a note), else Prefer itself: with several other
+	// breakers none is taken for it, and the arm is inconclusive, naming them.
+	// "" without Prefer picks the only breaker, else the first that left
+	// CLOSED, else the first seen (with a note).
 	Breaker string
 	// Prefer is the breaker the configuration names (the Feign name).
 	Prefer string
@@ -179,7 +182,12 @@ type state struct {
 	streakErr   string
 	downNotice  bool
 	lastSvcSeen time.Time // newest ObservedAt of any sample (service clock)
+	lastPoll    time.Time // newest good poll: lastSvcSeen, or its receive time without breakers (service clock)
+	failStreak  int       // failed polls since the last good one
+	failSince   time.Time // wall time of the last good poll before them (wall0 without one)
+	lastFail    time.Time // wall time of the last failed poll
 	stamped     bool      // the source stamps samples with its own scrape time
+	notices     *notices  // Config.Notify's queue (nil without Notify)
 	observed    []time.Time
 }
 
@@ -217,6 +225,10 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	st := &state{cfg: &cfg, seen: map[string]bool{}, errKinds: map[string]bool{},
 		tl: timeline{wall0: time.Now(), svc0: clock.Now(), speed: tgt.Speed}}
 	out := &Outcome{Target: tgt.URL, tl: st.tl}
+	if cfg.Notify != nil {
+		st.notices = startNotices(cfg.Notify)
+		defer st.notices.stop()
+	}
 
 	var sampler *collect.Sampler
 	if cfg.Source != nil {
@@ -263,7 +275,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	out.Lag = lagOf(summary)
 	if ctx.Err() == nil && st.streak >= DownStreak {
 		if err := attack.CheckTarget(context.WithoutCancel(ctx), tgt.URL, nil); err != nil {
-			out.TargetDown = fmt.Sprintf("the target stopped answering from request #%d (%d requests without an answer to the end; %s): %v",
+			out.TargetDown = fmt.Sprintf("the target is not answering: requests #%d to the end (%d) got no answer (%s), nor did a check after the run: %v",
 				st.streakFrom, st.streak, st.streakErr, err)
 		}
 	}
@@ -293,10 +305,13 @@ func lagOf(s attack.Summary) Lag {
 	return l
 }
 
-// drain keeps polling after the last request: at least three poll intervals,
-// and, for a source that stamps samples with a server's scrape time (a
-// Prometheus server), until a sample newer than the last answer plus one
-// scrape interval arrived (at most MaxDrain).
+// drain keeps polling after the last request: at least three poll
+// intervals, and until a poll newer than the last answer plus one
+// observation interval arrived (for a Prometheus server: a scrape that new),
+// or polling has been failing since after the last answer (FailedDrain), or
+// MaxDrain passed. A poll that hangs is waited for until it fails (the
+// source's timeout), so a metrics endpoint that stopped answering is recorded
+// as a gap, not mistaken for the end of polling.
 func (st *state) drain(ctx context.Context) {
 	wait := func(d time.Duration) bool {
 		t := time.NewTimer(d)
@@ -314,16 +329,30 @@ func (st *state) drain(ctx context.Context) {
 	deadline := time.Now().Add(MaxDrain)
 	for time.Now().Before(deadline) {
 		st.mu.Lock()
-		stamped, last := st.stamped, st.lastSvcSeen
-		need := st.lastAnswer().Add(st.scrapeInterval())
+		done := st.drained(time.Now())
 		st.mu.Unlock()
-		if !stamped || last.After(st.tl.fromWall(need)) {
-			return
-		}
-		if !wait(st.cfg.Interval) {
+		if done || !wait(st.cfg.Interval) {
 			return
 		}
 	}
+}
+
+// FailedDrain is how long polling must have been failing (or hanging on one
+// poll), since after the last request, for the drain to stop waiting for a
+// fresh sample; at least three poll intervals, or three failed polls.
+const FailedDrain = time.Second
+
+// drained reports whether the drain may stop at now (mu held).
+func (st *state) drained(now time.Time) bool {
+	if len(st.requests) == 0 {
+		return true
+	}
+	last := st.lastAnswer()
+	if st.lastPoll.After(st.tl.fromWall(last.Add(st.scrapeInterval()))) {
+		return true
+	}
+	return st.failStreak > 0 && st.lastFail.After(last) &&
+		(st.failStreak >= 3 || now.Sub(st.failSince) >= max(3*st.cfg.Interval, FailedDrain))
 }
 
 // lastAnswer is the wall time of the latest answer (mu held).
@@ -358,10 +387,71 @@ func (st *state) scrapeInterval() time.Duration {
 	return max(st.cfg.Interval, time.Duration(float64(ds[len(ds)/2])/st.tl.speed))
 }
 
+// notify queues msg for Config.Notify (mu may be held): messages are
+// delivered in order by one goroutine, outside the state's lock, and every
+// one before Run returns, so none is printed after the run's own output.
 func (st *state) notify(msg string) {
-	if st.cfg.Notify != nil {
-		st.cfg.Notify(msg)
+	if st.notices != nil {
+		st.notices.send(msg)
 	}
+}
+
+// notices delivers messages to a callback from one goroutine, in order.
+type notices struct {
+	fn    func(string)
+	mu    sync.Mutex
+	queue []string
+	wake  chan struct{}
+	done  chan struct{}
+	wg    sync.WaitGroup
+}
+
+func startNotices(fn func(string)) *notices {
+	n := &notices{fn: fn, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	n.wg.Go(n.loop)
+	return n
+}
+
+func (n *notices) send(msg string) {
+	n.mu.Lock()
+	n.queue = append(n.queue, msg)
+	n.mu.Unlock()
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (n *notices) loop() {
+	for {
+		stopping := false
+		select {
+		case <-n.wake:
+		case <-n.done:
+			stopping = true
+		}
+		for {
+			n.mu.Lock()
+			q := n.queue
+			n.queue = nil
+			n.mu.Unlock()
+			if len(q) == 0 {
+				break
+			}
+			for _, m := range q {
+				n.fn(m)
+			}
+		}
+		if stopping {
+			return
+		}
+	}
+}
+
+// stop delivers what is queued and returns when the last message was.
+func (n *notices) stop() {
+	close(n.done)
+	n.wg.Wait()
 }
 
 func (st *state) since(w time.Time) string {
@@ -399,7 +489,7 @@ func (st *state) addRequest(r attack.Result) {
 			st.downNotice = true
 			msg := fmt.Sprintf("the target is not answering: %d requests in a row from #%d got no answer (%s)", st.streak, st.streakFrom, r.Error)
 			st.event("target", "", msg)
-			go st.notify(msg)
+			st.notify(msg)
 		}
 	} else {
 		st.streak = 0
@@ -421,12 +511,20 @@ func (st *state) consume(u collect.Update) {
 	defer st.mu.Unlock()
 	w := st.cfg.Writer
 	if u.Err != "" {
+		if st.failStreak == 0 {
+			st.failSince = st.tl.toWall(st.lastPoll)
+			if st.lastPoll.IsZero() {
+				st.failSince = st.tl.wall0
+			}
+		}
+		st.failStreak++
+		st.lastFail = time.Now()
 		st.pollErrors++
 		st.event("poll-error", "", u.Err)
 		if !st.errKinds[u.Err] {
 			st.errKinds[u.Err] = true
 			msg := fmt.Sprintf("metrics: %s (at %s)", u.Err, st.since(time.Now()))
-			go st.notify(msg)
+			st.notify(msg)
 		}
 	}
 	if g := u.Gap; g != nil {
@@ -441,6 +539,10 @@ func (st *state) consume(u collect.Update) {
 	s := u.Snapshot
 	if s == nil {
 		return
+	}
+	st.failStreak = 0
+	if len(s.Breakers) == 0 && s.Received.After(st.lastPoll) {
+		st.lastPoll = s.Received
 	}
 	for _, b := range s.Breakers {
 		key := b.Key().String()
@@ -461,6 +563,9 @@ func (st *state) consume(u collect.Update) {
 		if at.After(st.lastSvcSeen) {
 			st.lastSvcSeen = at
 			st.observed = append(st.observed, at)
+		}
+		if at.After(st.lastPoll) {
+			st.lastPoll = at
 		}
 		if key == st.follow() {
 			st.lastState = b.State
@@ -500,7 +605,7 @@ func (st *state) consume(u collect.Update) {
 		if !st.errKinds[wn] {
 			st.errKinds[wn] = true
 			st.event("note", "", wn)
-			go st.notify("metrics: " + wn)
+			st.notify("metrics: " + wn)
 		}
 	}
 }
@@ -560,12 +665,19 @@ func (st *state) pick() (string, []string) {
 		if k := find(st.cfg.Prefer); k != "" {
 			return k, nil
 		}
+		if len(st.seenOrder) == 1 {
+			return st.seenOrder[0], []string{fmt.Sprintf("The metrics do not show %s; this arm follows the only breaker they show, %s: set --breaker to choose.",
+				st.cfg.Prefer, st.seenOrder[0])}
+		}
+		// None of several other breakers is taken for the configured one:
+		// the arm follows Prefer, unobserved, and reconciliation names them.
+		return st.cfg.Prefer, nil
 	}
 	switch {
 	case len(st.seenOrder) == 1:
 		return st.seenOrder[0], nil
 	case len(st.seenOrder) == 0:
-		return st.cfg.Prefer, nil
+		return "", nil
 	}
 	k := st.leftClosed
 	why := "the first to leave CLOSED"

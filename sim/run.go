@@ -300,11 +300,55 @@ func (r *runner) loop(ctx context.Context) error {
 			break
 		}
 		r.cur = -1
-		r.clock.AdvanceTo(r.start.Add(e.at))
+		if err := r.advanceTo(ctx, r.start.Add(e.at), &n); err != nil {
+			return err
+		}
 		r.handle(e)
+		if len(r.res.Transitions) > MaxTransitionsPerRun {
+			return r.tooManyTransitions()
+		}
 	}
 	r.cur = -1
 	return nil
+}
+
+// MaxTransitionsPerRun is the most state transitions one simulated run may
+// record. A breaker with automatic OPEN -> HALF_OPEN and a short
+// max-wait-duration-in-half-open-state cycles on its own timers while no
+// request comes (as Resilience4j's does): with 1 ms waits over a 100-hour
+// think time that is billions of transitions, each kept in RunResult.
+// The bound keeps a run's transitions under about 10 MB.
+const MaxTransitionsPerRun = 100_000
+
+// advanceTo moves the virtual clock to t one breaker timer at a time, so that
+// a breaker cycling on its own timers through a long idle stretch counts as
+// events (n): ctx is looked at every ctxCheckEvents of them and the run stops
+// at MaxTransitionsPerRun transitions.
+func (r *runner) advanceTo(ctx context.Context, t time.Time, n *int) error {
+	for {
+		due, ok := r.clock.NextDue()
+		if !ok || due.After(t) {
+			break
+		}
+		r.clock.AdvanceTo(due)
+		*n++
+		if *n%ctxCheckEvents == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if len(r.res.Transitions) > MaxTransitionsPerRun {
+			return r.tooManyTransitions()
+		}
+	}
+	r.clock.AdvanceTo(t)
+	return nil
+}
+
+// tooManyTransitions is the *ArmError of a run past MaxTransitionsPerRun.
+func (r *runner) tooManyTransitions() error {
+	return armErr("Breaker", "the breaker made more than %d state transitions in one run (the limit, see docs/limits.md) by %v of simulated time: "+
+		"it keeps cycling OPEN -> HALF_OPEN -> OPEN (on its own timers through long pauses with automatic-transition-from-open-to-half-open-enabled, or through retried rejections); "+
+		"lengthen wait-duration-in-open-state and max-wait-duration-in-half-open-state, shorten the pauses or lower the retry attempts",
+		MaxTransitionsPerRun, r.clock.Now().Sub(r.start))
 }
 
 // result finishes the run's result after loop.

@@ -140,19 +140,52 @@ func checkInconclusive(t *testing.T, dir, stderr string, code int, want string) 
 // the actuator stops answering after the third payment, the breaker opens
 // after the tenth and the service refuses the rest. cbprobe saw no OPEN: it
 // must say it could not see, exit 3, and name the gap; never "complete".
+// Both ways an endpoint goes away are covered: a paused forwarder (open
+// connections dropped, new ones held) and an actuator whose every poll hangs
+// without an error (the poll that hangs is waited for until it times out).
 func TestAttackPausedMetricsIsInconclusive(t *testing.T) {
-	svc := &trippingService{after: 10}
-	var fwd *forwarder
-	srv := httptest.NewServer(afterPayments(svc.handler(), 3, func() { fwd.Pause() }))
-	defer srv.Close()
-	fwd = newForwarder(t, srv.Listener.Addr().String())
-	dir := filepath.Join(t.TempDir(), "run")
-	_, stderr, code := runCLI(context.Background(), "attack", "--target", srv.URL, "--users", "1", "--requests", "30",
-		"--actuator", fwd.URL(), "--poll-interval", "20ms", "--out", dir, "--color", "never")
-	rec := checkInconclusive(t, dir, stderr, code, "refusals, no OPEN seen: metrics unreachable from")
-	obs := rec.Run.Arms[0].Observation
-	if obs == nil || obs.Refusals != 20 || len(obs.Gaps) == 0 || !obs.Gaps[0].Decisive {
-		t.Errorf("observation %+v, want 20 refusals and a decisive gap", obs)
+	tests := []struct {
+		name string
+		hang bool // the actuator holds every poll instead of the forwarder pausing
+	}{
+		{"forwarder paused", false},
+		{"polls hang", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			svc := &trippingService{after: 10}
+			var fwd *forwarder
+			var hung atomic.Bool
+			release := make(chan struct{})
+			inner := afterPayments(svc.handler(), 3, func() {
+				if tc.hang {
+					hung.Store(true)
+				} else {
+					fwd.Pause()
+				}
+			})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if hung.Load() && strings.HasPrefix(r.URL.Path, "/actuator") {
+					select { // held until the poller gives up
+					case <-r.Context().Done():
+					case <-release:
+					}
+					return
+				}
+				inner.ServeHTTP(w, r)
+			}))
+			defer srv.Close()
+			defer close(release) // before srv.Close waits for the held polls
+			fwd = newForwarder(t, srv.Listener.Addr().String())
+			dir := filepath.Join(t.TempDir(), "run")
+			_, stderr, code := runCLI(context.Background(), "attack", "--target", srv.URL, "--users", "1", "--requests", "30",
+				"--actuator", fwd.URL(), "--poll-interval", "20ms", "--out", dir, "--color", "never")
+			rec := checkInconclusive(t, dir, stderr, code, "refusals, no OPEN seen: metrics unreachable from")
+			obs := rec.Run.Arms[0].Observation
+			if obs == nil || obs.Refusals != 20 || len(obs.Gaps) == 0 || !obs.Gaps[0].Decisive {
+				t.Errorf("observation %+v, want 20 refusals and a decisive gap", obs)
+			}
+		})
 	}
 }
 

@@ -167,7 +167,7 @@ func TestAttackErrors(t *testing.T) {
 		want string
 	}{
 		{"target down", []string{"--target", downURL, "--phases", "10/s:1s"}, 3, "check target"},
-		{"no target", []string{"--phases", "10/s:1s"}, 2, "--target is required"},
+		{"no target", []string{"--phases", "10/s:1s"}, 2, "--target (or --service) is required"},
 		{"no traffic", []string{"--target", downURL}, 2, "--phases"},
 		{"bad phases", []string{"--target", downURL, "--phases", "10/x:1s"}, 2, "--phases"},
 		{"users without requests", []string{"--target", downURL, "--users", "2"}, 2, "--requests"},

@@ -369,7 +369,7 @@ func TestExperimentExternalTarget(t *testing.T) {
 		// Issue 8: a breaker that never appears in the metrics is exit 3,
 		// naming what was found instead.
 		{"another breaker", []string{"inventory", "shipping"}, exitInfrastructure,
-			[]string{feignBreaker, "never appeared", "found: inventory, shipping", "--breaker"}, nil},
+			[]string{feignBreaker, "was never observed", "found: inventory, shipping", "--breaker"}, nil},
 		{"no actuator", nil, exitInfrastructure, []string{feignBreaker, "found: no breaker at all"}, nil},
 		// The breaker is there but never opens (the fake always succeeds):
 		// the run completes and the spec's opens>=1 fails.
@@ -422,7 +422,7 @@ func TestExperimentExternalTargetDefaultBreaker(t *testing.T) {
 		code     int
 		stderr   []string
 	}{
-		{"two other breakers", []string{"inventory", "shipping"}, exitInfrastructure, []string{feignBreaker, "found: inventory, shipping"}},
+		{"two other breakers", []string{"inventory", "shipping"}, exitInfrastructure, []string{feignBreaker, "found: inventory, shipping; set --breaker"}},
 		{"no actuator", nil, exitInfrastructure, []string{feignBreaker, "found: no breaker at all"}},
 		{"the only breaker", []string{"payments"}, exitExpectation, nil},
 		{"the feign breaker among others", []string{"inventory", feignBreaker}, exitExpectation, nil},
