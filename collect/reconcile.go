@@ -94,7 +94,8 @@ func observedAt(s BreakerSample) time.Time {
 
 // Reconcile checks the service's answers, the breaker's counters, its state
 // samples and transitions, and the polling record against each other. It is
-// pure, and cheap enough to call after every poll. The rules:
+// pure, and cheap enough to call after every poll (watch calls it on each pair
+// of consecutive samples). The rules:
 //   - a breaker never observed while requests ran is inconclusive, with the
 //     polling errors as the cause; when no breaker was seen at all, the failed
 //     polls are judged as gaps too (refusals in them are named with the time

@@ -166,7 +166,8 @@ func runWatch(ctx context.Context, g *globalOptions, o *watchOptions) error {
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
 		defer cancel()
 	}
-	v := &watchView{w: g.stdout, json: o.json, tty: !o.json && isTerminal(g.stdout), latest: map[collect.BreakerKey]collect.BreakerSample{}, last: map[collect.BreakerKey]collect.Transition{}}
+	v := &watchView{w: g.stdout, json: o.json, tty: !o.json && isTerminal(g.stdout), interval: o.interval,
+		latest: map[collect.BreakerKey]collect.BreakerSample{}, last: map[collect.BreakerKey]collect.Transition{}}
 	s.Run(ctx, v.update)
 	v.summary(s.Tracker().Transitions())
 	return nil
@@ -181,6 +182,8 @@ type watchView struct {
 	last   map[collect.BreakerKey]collect.Transition
 	status string
 	warned map[string]bool
+	// interval is the poll interval, for reconciling consecutive samples.
+	interval time.Duration
 	// hist is the last transition per breaker that predates the watch, and
 	// histN the number of such transitions (shown with their date, never counted).
 	hist  map[collect.BreakerKey]collect.Event
@@ -256,9 +259,13 @@ func (v *watchView) update(u collect.Update) {
 		}
 		v.history(s.History)
 		for _, b := range s.Breakers {
+			prev, seen := v.latest[b.Key()]
 			v.latest[b.Key()] = b
 			if v.json {
 				v.emit("sample", b)
+			}
+			if seen {
+				v.reconcile(prev, b, u.Transitions)
 			}
 		}
 		if v.json {
@@ -284,6 +291,36 @@ func (v *watchView) update(u collect.Update) {
 	}
 	if !v.json && v.tty {
 		v.redraw()
+	}
+}
+
+// reconcile checks each new sample against the one before it with the same
+// rules an arm's evidence is checked by (collect.Reconcile): calls recorded
+// while both samples said OPEN are a HALF_OPEN trial the polls missed, a poll
+// that took several intervals to answer is a gap. Each finding is a warning.
+func (v *watchView) reconcile(prev, cur collect.BreakerSample, trs []collect.Transition) {
+	var own []collect.Transition
+	for _, t := range trs {
+		if t.Breaker == cur.Key() {
+			own = append(own, t)
+		}
+	}
+	r := collect.Reconcile(collect.ReconcileInput{Breaker: cur.Key(), Samples: []collect.BreakerSample{prev, cur},
+		Transitions: own, Interval: v.interval})
+	for _, reason := range r.Reasons {
+		w := fmt.Sprintf("%s: %s", cur.Key(), reason)
+		if v.json {
+			v.emit("warning", w)
+		} else {
+			v.line("warning: " + w)
+		}
+	}
+	for _, t := range r.Inferred {
+		if v.json {
+			v.emit("transition", t)
+		} else {
+			v.line(describeTransition(t) + " (inferred)")
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cbprobe/cbprobe/collect"
 )
@@ -119,5 +120,35 @@ func TestWatchUnknownValuesShown(t *testing.T) {
 	}
 	if !strings.Contains(out, "note: breaker upstream: NaN (resilience4j issue #1330)") {
 		t.Fatalf("notice missing:\n%s", out)
+	}
+}
+
+// TestWatchWarnsOfUnseenHalfOpenTrial: two polls both say OPEN while the breaker's call
+// counters rose between them, so a HALF_OPEN trial (shorter than the poll interval) ran
+// unobserved; watch says so and shows the inferred transitions, and says nothing when the
+// counters stayed put.
+func TestWatchWarnsOfUnseenHalfOpenTrial(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	sample := func(at time.Duration, calls float64) collect.BreakerSample {
+		return collect.BreakerSample{Name: "pg", State: "OPEN", Sent: t0.Add(at), Received: t0.Add(at), ObservedAt: t0.Add(at),
+			CallsSuccessful: calls, FailureRate: 100, SlowCallRate: 0, FailureRateThreshold: 50, SlowCallRateThreshold: 100}
+	}
+	for _, tc := range []struct {
+		name  string
+		calls float64
+		want  bool
+	}{{"calls rose while OPEN", 15, true}, {"nothing recorded", 10, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			v := &watchView{w: &buf, interval: time.Second, latest: map[collect.BreakerKey]collect.BreakerSample{}, last: map[collect.BreakerKey]collect.Transition{}}
+			v.update(collect.Update{Snapshot: &collect.Snapshot{Breakers: []collect.BreakerSample{sample(0, 10)}}})
+			v.update(collect.Update{Snapshot: &collect.Snapshot{Breakers: []collect.BreakerSample{sample(time.Second, tc.calls)}}})
+			out := buf.String()
+			got := strings.Contains(out, "warning: pg: 5 calls recorded between") && strings.Contains(out, "HALF_OPEN trial (or more) ran unobserved") &&
+				strings.Contains(out, "(inferred)")
+			if got != tc.want || (!tc.want && strings.Contains(out, "warning")) {
+				t.Fatalf("warned of an unseen trial: %v, want %v:\n%s", got, tc.want, out)
+			}
+		})
 	}
 }
