@@ -228,16 +228,23 @@ func Reconcile(in ReconcileInput) Reconciliation {
 			after = nil
 		}
 		closedBefore := before == nil || before.State == "CLOSED" || before.State == ""
+		// The sample before the stretch read its values somewhere between its
+		// poll's start and its answer: an event from that span also times the
+		// change (a poll that read HALF_OPEN, then answered after the OPEN event).
+		lo := s.from
+		if before != nil && !before.Sent.IsZero() && before.Sent.Before(lo) {
+			lo = before.Sent
+		}
 		switch {
-		case eventIn(s.from, s.to) && g.Refusals > 0:
+		case eventIn(lo, s.to) && g.Refusals > 0:
 			// the service's events timed what the polls missed
 		case g.Refusals > 0 && closedBefore:
 			g.Decisive, g.Why = true, fmt.Sprintf("%d refusals, no OPEN seen", g.Refusals)
-		case after != nil && before != nil && after.State != before.State && !eventIn(s.from, s.to):
+		case after != nil && before != nil && after.State != before.State && !eventIn(lo, s.to):
 			g.Decisive, g.Why = true, fmt.Sprintf("the state went from %s to %s unobserved", before.State, after.State)
 		case after != nil && before != nil && counterJump(before, after):
 			g.Decisive, g.Why = true, fmt.Sprintf("the not-permitted counter rose by %.0f unobserved", after.NotPermittedTotal-before.NotPermittedTotal)
-		case after == nil && before != nil && before.State == "OPEN" && successes > 0 && !eventIn(s.from, s.to):
+		case after == nil && before != nil && before.State == "OPEN" && successes > 0 && !eventIn(lo, s.to):
 			g.Decisive, g.Why = true, fmt.Sprintf("%d calls answered after the last sample said OPEN: a HALF_OPEN trial went unobserved", successes)
 		}
 		r.Gaps = append(r.Gaps, g)

@@ -106,6 +106,20 @@ func TestReconcile(t *testing.T) {
 			want: "metrics unreachable from +0.0 s to +1.3 s",
 		},
 		{
+			// Under -race a poll started at +0.8 s read HALF_OPEN and answered at
+			// +1.0 s, after the OPEN event at +0.9 s; the next poll took 0.5 s. The
+			// event inside the first poll's span times the change: no hidden OPEN.
+			name: "state change timed by an event inside the previous poll",
+			in: ReconcileInput{Samples: func() []BreakerSample {
+				a, b := sample(1000, "HALF_OPEN"), sample(1600, "OPEN")
+				a.Sent, b.Sent = at(800), at(1100)
+				return append(append(samples(0, 700, 100, "OPEN"), a, b), samples(1700, 4100, 100, "OPEN")...)
+			}(),
+				Transitions: []Transition{{Breaker: key, From: "HALF_OPEN", To: "OPEN", Time: at(900), Earliest: at(900), Latest: at(900), TimeSource: TimeFromEvent}},
+				Interval:    100 * time.Millisecond},
+			want: "a poll took 0.5 s to answer",
+		},
+		{
 			name:         "refusals while every sample said CLOSED",
 			in:           ReconcileInput{Samples: samples(0, 4100, 100, "CLOSED"), Answers: answers(40, 20)},
 			inconclusive: true, want: "20 refusals from +2.0 s while every sample of pg around them said CLOSED",
