@@ -19,6 +19,7 @@ type demoOptions struct {
 	seed       int64
 	speed      float64
 	promFormat string
+	boot4      bool
 	dbLatency  string
 	zone       string
 }
@@ -55,6 +56,7 @@ seconds. Durations are measured on the same scaled clock.`,
 	f.Int64Var(&o.seed, "seed", 0, "seed of the embedded gateway and the retry's random waits (0: random)")
 	f.Float64Var(&o.speed, "speed", 1, "run every timed thing this many times faster")
 	f.StringVar(&o.promFormat, "prometheus-format", "current", "/actuator/prometheus generation: current (Spring Boot >= 3.3) or legacy (<= 3.2)")
+	f.BoolVar(&o.boot4, "boot4", false, "answer the actuator as Spring Boot 4 does (stateTransition as \"State transition from CLOSED to OPEN\", liveness and readiness health probes)")
 	f.StringVar(&o.dbLatency, "db-latency", "", "simulated database work per transaction, e.g. 3ms or 0 for none (default: demo.db-latency, else 3ms)")
 	f.StringVar(&o.zone, "zone", "", "JVM default zone of event times, e.g. Asia/Seoul or +09:00 (default: demo.time-zone, else Etc/UTC)")
 	return cmd
@@ -68,7 +70,7 @@ func runDemo(ctx context.Context, g *globalOptions, o *demoOptions) error {
 	if o.speed <= 0 {
 		return usageErr(fmt.Errorf("--speed %v: want a number > 0", o.speed))
 	}
-	cfg := demo.Config{ConfigPath: o.config, PGBaseURL: o.pgURL, Seed: o.seed, Speed: o.speed, PromFormat: pf, Zone: o.zone}
+	cfg := demo.Config{ConfigPath: o.config, PGBaseURL: o.pgURL, Seed: o.seed, Speed: o.speed, PromFormat: pf, Zone: o.zone, Boot4: o.boot4}
 	if o.dbLatency != "" {
 		d, err := springconf.ParseDuration(o.dbLatency)
 		if err != nil || d < 0 {
