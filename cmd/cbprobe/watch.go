@@ -236,18 +236,7 @@ func (v *watchView) update(u collect.Update) {
 			}
 		}
 		for _, w := range s.Warnings {
-			if v.warned == nil {
-				v.warned = map[string]bool{}
-			}
-			if v.warned[w] {
-				continue
-			}
-			v.warned[w] = true
-			if v.json {
-				v.emit("warning", w)
-			} else {
-				v.line("warning: " + w)
-			}
+			v.warn(w)
 		}
 		for _, l := range s.Lost {
 			if v.json {
@@ -294,6 +283,22 @@ func (v *watchView) update(u collect.Update) {
 	}
 }
 
+// warn prints a warning once: a JSON object, or a "warning:" line.
+func (v *watchView) warn(w string) {
+	if v.warned == nil {
+		v.warned = map[string]bool{}
+	}
+	if v.warned[w] {
+		return
+	}
+	v.warned[w] = true
+	if v.json {
+		v.emit("warning", w)
+	} else {
+		v.line("warning: " + w)
+	}
+}
+
 // reconcile checks each new sample against the one before it with the same
 // rules an arm's evidence is checked by (collect.Reconcile): calls recorded
 // while both samples said OPEN are a HALF_OPEN trial the polls missed, a poll
@@ -308,12 +313,7 @@ func (v *watchView) reconcile(prev, cur collect.BreakerSample, trs []collect.Tra
 	r := collect.Reconcile(collect.ReconcileInput{Breaker: cur.Key(), Samples: []collect.BreakerSample{prev, cur},
 		Transitions: own, Interval: v.interval})
 	for _, reason := range r.Reasons {
-		w := fmt.Sprintf("%s: %s", cur.Key(), reason)
-		if v.json {
-			v.emit("warning", w)
-		} else {
-			v.line("warning: " + w)
-		}
+		v.warn(fmt.Sprintf("%s: %s", cur.Key(), reason))
 	}
 	for _, t := range r.Inferred {
 		if v.json {
