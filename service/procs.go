@@ -19,7 +19,7 @@ const tcpListen = 0x0A
 // hold no port and run nothing, and an init that does not reap orphans would
 // otherwise keep the group "alive" for ever.
 func groupAlive(pgid int) bool {
-	err := syscall.Kill(-pgid, 0)
+	err := signalGroup(pgid, 0)
 	if err != nil && !errors.Is(err, syscall.EPERM) {
 		return false
 	}

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,6 +67,10 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Process, error) 
 	if err := cfg.Validate("--service"); err != nil {
 		return nil, err
 	}
+	if !groupsSupported {
+		return nil, &ConfigError{Field: "--service", Msg: "cbprobe starts a service only where Unix process groups and /bin/sh exist (Linux, macOS), not on " +
+			runtime.GOOS + ": start the service yourself and give its URL with --target"}
+	}
 	if cfg.LogPath == "" {
 		return nil, &ConfigError{Field: "service log", Msg: "no log file given"}
 	}
@@ -95,7 +100,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Process, error) 
 	cmd.Dir = cfg.Dir
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	inOwnGroup(cmd)
 	p.cmd = cmd
 	p.launched = time.Now()
 	err = cmd.Start()
@@ -173,7 +178,7 @@ func (p *Process) Kill() {
 	default:
 	}
 	if p.pgid > 0 {
-		_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+		_ = signalGroup(p.pgid, syscall.SIGKILL)
 	}
 }
 
@@ -588,11 +593,11 @@ func (p *Process) terminate(ctx context.Context, duringRun bool) error {
 			grace = min(grace, max(time.Until(dl), 0))
 		}
 		p.progress(StageStopping, 0, grace, "")
-		_ = syscall.Kill(-p.pgid, syscall.SIGTERM)
+		_ = signalGroup(p.pgid, syscall.SIGTERM)
 		if !p.waitGroupGone(ctx, grace, start) {
 			killed = true
 			p.log.Info("service ignored SIGTERM; sending SIGKILL", "pgid", p.pgid, "grace", grace)
-			_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+			_ = signalGroup(p.pgid, syscall.SIGKILL)
 			p.waitGroupGone(context.Background(), killWait, start)
 		}
 	}
@@ -666,7 +671,7 @@ func (p *Process) killEscaped() []string {
 	var notes []string
 	for _, pid := range l[p.port] {
 		cmdline := commandLine(pid)
-		err := syscall.Kill(pid, syscall.SIGKILL)
+		err := signalPID(pid, syscall.SIGKILL)
 		if err == nil {
 			waitDead(fs, pid, killWait)
 		}
