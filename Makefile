@@ -9,7 +9,7 @@ BENCHTIME   ?= 1x
 .PHONY: build test test-deps spring-example conformance-java vet staticcheck unit fuzz bench fmt clean release-snapshot image docs
 
 build:
-	$(GO) build -o bin/cbprobe ./cmd/cbprobe
+	$(GO) build -buildvcs=true -o bin/cbprobe ./cmd/cbprobe
 
 ## test: vet, staticcheck, the race-enabled unit tests and every fuzz target for $(FUZZTIME).
 test: test-deps spring-example conformance-java vet staticcheck unit fuzz

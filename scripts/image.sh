@@ -10,7 +10,7 @@ commit=$(git rev-parse HEAD 2>/dev/null || echo "")
 for arch in amd64 arm64; do
 	bin="dist/image-$arch/cbprobe"
 	mkdir -p "dist/image-$arch"
-	CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build -trimpath -ldflags "-s -w" -o "$bin" ./cmd/cbprobe
+	CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build -trimpath -buildvcs=true -ldflags "-s -w" -o "$bin" ./cmd/cbprobe
 	(cd tools/ociimage && go run . -binary "../../$bin" -arch "$arch" \
 		-out "../../dist/cbprobe-image-$arch.tar" -tag "cbprobe:dev" -revision "$commit")
 	echo "image: dist/cbprobe-image-$arch.tar"
