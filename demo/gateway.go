@@ -129,6 +129,7 @@ type gatewayAnswer struct {
 }
 
 // requestPayment performs one gateway call (one attempt) and returns the data.
+// Headers: X-USER-ID, and X-Request-Id carrying the order id.
 func requestPayment(ctx context.Context, client *http.Client, base, userID string, req paymentRequest) (gatewayAnswer, error) {
 	var ans gatewayAnswer
 	url := strings.TrimSuffix(base, "/") + "/api/v1/payments"
@@ -142,6 +143,9 @@ func requestPayment(ctx context.Context, client *http.Client, base, userID strin
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("X-USER-ID", userID)
+	// The order id, the same on every retry of this payment: `cbprobe fault` in
+	// front of the gateway counts attempts per payment by it.
+	hr.Header.Set("X-Request-Id", req.OrderID)
 	resp, err := client.Do(hr)
 	if err != nil {
 		if ctx.Err() != nil {

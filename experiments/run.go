@@ -30,6 +30,8 @@ type Options struct {
 	Target string
 	// PGListen is where the gateway listens for an external target (default 127.0.0.1:8082).
 	PGListen string
+	// Gateway is GatewayPgsim ("" too) or GatewayFault: what decides the payments' outcomes.
+	Gateway string
 	// CallbackPrefix is the prefix the gateway requires of every callbackUrl when
 	// the target is external; "" accepts any http(s) URL. (The original
 	// pg-simulator requires http://localhost:8080.)
@@ -134,6 +136,15 @@ func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 	}
 	if o.Service != nil && (o.Target != "" || o.Speed != 1) {
 		return nil, "", &SpecError{Source: "--service", Msg: "starts your service on a free port for each arm in real time: drop --target and --speed"}
+	}
+	switch o.Gateway {
+	case "", GatewayPgsim:
+	case GatewayFault:
+		if o.Speed != 1 {
+			return nil, "", &SpecError{Source: "--gateway", Msg: "cbprobe fault injects latency in real time: drop --speed"}
+		}
+	default:
+		return nil, "", &SpecError{Source: "--gateway", Msg: fmt.Sprintf("%q is not pgsim or fault", o.Gateway)}
 	}
 	if o.Target != "" {
 		if o.Speed != 1 {
@@ -362,7 +373,7 @@ type armRun struct {
 // then it reads the gateway's attempt log and analyses the arm.
 func runArm(ctx context.Context, o Options, p armPlan, w *results.Writer) (*results.Arm, int, error) {
 	ar := &armRun{feign: p.settings.BreakerName, orders: map[int]string{}}
-	var gateway *pgsim.Server
+	var gw gateway
 	var svc *service.Process
 	var stops []func()
 	defer func() { // after the gateway's attempt log was read
@@ -370,8 +381,9 @@ func runArm(ctx context.Context, o Options, p armPlan, w *results.Writer) (*resu
 			stops[i]()
 		}
 	}()
+	useFault := o.Gateway == GatewayFault
 	start := func(ctx context.Context) (runner.Target, error) {
-		if o.Target == "" && o.Service == nil {
+		if o.Target == "" && o.Service == nil && !useFault {
 			svc, err := demo.New(demo.Config{
 				Spring:          p.file,
 				EmbeddedGateway: true,
@@ -385,7 +397,7 @@ func runArm(ctx context.Context, o Options, p armPlan, w *results.Writer) (*resu
 			if err := svc.Start(ctx, "127.0.0.1:0"); err != nil {
 				return runner.Target{}, &RunError{Op: "start the reference service", Err: err}
 			}
-			gateway = svc.Gateway()
+			gw = pgsimGateway{svc.Gateway()}
 			clock := svc.Clock()
 			stops = append(stops, func() { closeWithin(svc.Close) })
 			return runner.Target{URL: svc.URL(), Clock: collect.AdaptClock(clock.Now, clock.AfterFunc), Speed: o.Speed}, nil
@@ -394,24 +406,45 @@ func runArm(ctx context.Context, o Options, p armPlan, w *results.Writer) (*resu
 		if prefix == "" {
 			prefix = "http"
 		}
-		var err error
-		gateway, err = pgsim.New(pgsim.Config{Behavior: p.behaviors[0], Seed: o.Seed, CallbackPrefix: prefix}, o.Logger)
-		if err != nil {
-			return runner.Target{}, err
-		}
 		listen := o.PGListen
-		if o.Service != nil {
+		if o.Service != nil || o.Target == "" {
 			listen = "127.0.0.1:0"
 		}
-		if err := gateway.Start(ctx, listen); err != nil {
-			return runner.Target{}, &RunError{Op: "start the gateway on " + listen, Err: err}
+		if useFault {
+			fg, err := startFaultGateway(ctx, p.behaviors[0], o.Seed, prefix, listen, o.Logger)
+			if err != nil {
+				return runner.Target{}, err
+			}
+			gw = fg
+			stops = append(stops, func() { closeWithin(fg.Close) })
+		} else {
+			pg, err := pgsim.New(pgsim.Config{Behavior: p.behaviors[0], Seed: o.Seed, CallbackPrefix: prefix}, o.Logger)
+			if err != nil {
+				return runner.Target{}, err
+			}
+			if err := pg.Start(ctx, listen); err != nil {
+				return runner.Target{}, &RunError{Op: "start the gateway on " + listen, Err: err}
+			}
+			gw = pgsimGateway{pg}
+			stops = append(stops, func() { closeWithin(pg.Close) })
 		}
-		stops = append(stops, func() { closeWithin(gateway.Close) })
-		if o.Service != nil {
-			if svc, err = service.Start(ctx, o.Service.ForArm(p.arm.Name, w.Dir(), p.props, gateway.URL()), o.Logger); err != nil {
+		var err error
+		switch {
+		case o.Service != nil:
+			if svc, err = service.Start(ctx, o.Service.ForArm(p.arm.Name, w.Dir(), p.props, gw.URL()), o.Logger); err != nil {
 				return runner.Target{}, err
 			}
 			return runner.Target{URL: svc.URL(), Speed: 1, Stop: func() { _, _ = svc.Stop(context.WithoutCancel(ctx)) }}, nil
+		case o.Target == "": // the reference service, its payments through the fault gateway
+			ref, err := demo.New(demo.Config{Spring: p.file, PGBaseURL: gw.URL(), Seed: o.Seed, Speed: 1}, o.Logger)
+			if err != nil {
+				return runner.Target{}, err
+			}
+			if err := ref.Start(ctx, "127.0.0.1:0"); err != nil {
+				return runner.Target{}, &RunError{Op: "start the reference service", Err: err}
+			}
+			stops = append(stops, func() { closeWithin(ref.Close) })
+			return runner.Target{URL: ref.URL(), Speed: 1}, nil
 		}
 		if err := attack.CheckTarget(ctx, o.Target, nil); err != nil {
 			return runner.Target{}, err
@@ -446,8 +479,8 @@ func runArm(ctx context.Context, o Options, p armPlan, w *results.Writer) (*resu
 	}
 	var phaseTimers []*time.Timer
 	cfg.BeforeAttack = func() {
-		gateway.ResetStats()
-		phaseTimers = schedulePhaseBehaviors(p, gateway, o.Speed, o.Logger)
+		gw.ResetStats()
+		phaseTimers = schedulePhaseBehaviors(p, gw, o.Speed, o.Logger)
 	}
 	cfg.Attack = attack.Config{Flow: p.flow}
 	if p.seq != nil {
@@ -464,9 +497,8 @@ func runArm(ctx context.Context, o Options, p armPlan, w *results.Writer) (*resu
 		return nil, 0, err
 	}
 	ar.out = out
-	if gateway != nil {
-		ar.attempts = gateway.Stats().Attempts
-		ar.log = gateway.Attempts()
+	if gw != nil {
+		ar.attempts, ar.log = gw.Attempts()
 	}
 	arm := ar.analyse(p, o)
 	if svc != nil { // stopped by the runner; Stop returns its record
@@ -528,7 +560,7 @@ func scalePhases(ph []attack.Phase, speed float64) []attack.Phase {
 
 // schedulePhaseBehaviors switches the gateway's behaviour when a phase starts
 // (within a few milliseconds of the attack's phase boundary).
-func schedulePhaseBehaviors(p armPlan, g *pgsim.Server, speed float64, log *slog.Logger) []*time.Timer {
+func schedulePhaseBehaviors(p armPlan, g gateway, speed float64, log *slog.Logger) []*time.Timer {
 	if len(p.phases) == 0 {
 		return nil
 	}

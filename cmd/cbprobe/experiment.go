@@ -20,6 +20,7 @@ import (
 type experimentOptions struct {
 	target      string
 	pgListen    string
+	gateway     string
 	callbackPfx string
 	arm         string
 	breaker     string
@@ -150,6 +151,7 @@ func (o *experimentOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.target, "target", "", "base URL of your service (default: the embedded reference service)")
 	f.StringVar(&o.pgListen, "pg-listen", "127.0.0.1:8082", "where the gateway listens for an external --target")
+	f.StringVar(&o.gateway, "gateway", experiments.GatewayPgsim, "what decides the payments' outcomes: pgsim, or fault (cbprobe fault injecting them in front of a pgsim that accepts every payment; real time only)")
 	f.StringVar(&o.callbackPfx, "callback-prefix", "", "with --target: prefix the gateway requires of callbackUrl (default: any http(s) URL)")
 	f.StringVar(&o.arm, "arm", "", "run only this arm (required with --target when the experiment has several)")
 	f.StringVar(&o.breaker, "breaker", "", "breaker name to read on --target (default: the Feign name, or the only breaker exposed)")
@@ -193,7 +195,7 @@ func runExperiment(cmd *cobra.Command, g *globalOptions, o *experimentOptions, s
 		headers.Add(name, value)
 	}
 	opts := experiments.Options{
-		Spec: spec, Target: o.target, PGListen: o.pgListen, CallbackPrefix: o.callbackPfx, Arm: o.arm, Breaker: o.breaker,
+		Spec: spec, Target: o.target, PGListen: o.pgListen, Gateway: o.gateway, CallbackPrefix: o.callbackPfx, Arm: o.arm, Breaker: o.breaker,
 		Metrics: o.metrics, MetricsURL: o.metricsURL, Selector: o.selector, Headers: headers, Insecure: o.insecure,
 		Seed: o.seed, Speed: o.speed, Out: o.out, Expect: o.expect, ConfigPath: o.config,
 		PredictRuns: o.predictRuns, Logger: g.logger, Version: currentBuildInfo().String(),

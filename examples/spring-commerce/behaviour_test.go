@@ -233,3 +233,41 @@ func checkWindowType(t *testing.T, rec *results.Record) {
 		t.Errorf("burst rejected: time-based %.0f %%, count-based %.0f %%; want time-based lower", 100*tb, 100*c)
 	}
 }
+
+// TestRetryThroughFault runs the retry experiment against the real service with its Feign
+// client pointed at `cbprobe fault` in front of pgsim (--gateway fault: the proxy injects the
+// spec's 40 % immediate errors and 100–500 ms latency, pgsim accepts every payment at once).
+// The proxy counts attempts per payment by the X-Request-Id the service sends (PaymentRequestId),
+// so the result must fall inside the same prediction bands as the direct pgsim run: the first
+// OPEN's cause known, the first rejected request and the attempts per request inside the 5–95 %
+// band widened by its width (as in TestBehaviourParity), retry-1 exactly one attempt.
+func TestRetryThroughFault(t *testing.T) {
+	jar := jarPath(t, "boot3")
+	bin := buildCbprobe(t)
+	rec, code, out := runExperiment(t, bin, "retry", "--service", "java -jar "+jar, "--gateway", "fault")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", code, out)
+	}
+	for _, name := range []string{"retry-3", "retry-1"} {
+		a := armByName(t, rec, name)
+		if c := firstCause(a); c == "" || c == "unknown" {
+			t.Errorf("%s: first OPEN cause %q, want a known cause", name, c)
+		}
+		for _, m := range []string{"first rejected request", "gateway attempts per request"} {
+			c, ok := comparison(a, m)
+			if !ok {
+				t.Fatalf("%s: no comparison %q", name, m)
+			}
+			t.Logf("%s: %s measured %.4g, predicted %.4g [%.4g, %.4g]", name, c.Metric, c.Measured, c.PredictedP50, c.PredictedP5, c.PredictedP95)
+			if !c.Inconclusive && !withinWidenedBand(c, c.Measured) {
+				t.Errorf("%s: %s measured %.4g, outside the prediction %.4g [%.4g, %.4g]", name, c.Metric, c.Measured, c.PredictedP50, c.PredictedP5, c.PredictedP95)
+			}
+		}
+	}
+	if a := armByName(t, rec, "retry-1"); a.AttemptsPerRequest != 1 {
+		t.Errorf("retry-1: %.3f attempts per request counted by fault, want exactly 1", a.AttemptsPerRequest)
+	}
+	if a := armByName(t, rec, "retry-3"); a.AttemptsPerRequest <= 1.2 {
+		t.Errorf("retry-3: %.3f attempts per request counted by fault, want more than 1.2 (are the retries' X-Request-Id headers reaching it?)", a.AttemptsPerRequest)
+	}
+}

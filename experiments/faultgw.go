@@ -1,0 +1,149 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/cbprobe/cbprobe/fault"
+	"github.com/cbprobe/cbprobe/pgsim"
+	"github.com/cbprobe/cbprobe/pgsim/behavior"
+)
+
+// The gateways an arm's payments can go to (Options.Gateway).
+const (
+	// GatewayPgsim is cbprobe's pg-simulator deciding every payment's outcome (the default).
+	GatewayPgsim = "pgsim"
+	// GatewayFault is `cbprobe fault` in front of a pg-simulator that answers
+	// every payment at once and successfully: the proxy injects the spec's
+	// errors and latency, the way it would in front of any dependency.
+	GatewayFault = "fault"
+)
+
+// gateway is what an arm changes and reads on the gateway its service calls.
+type gateway interface {
+	// URL is the base URL the service is given.
+	URL() string
+	// SetBehavior changes the outcomes of the payments from now on.
+	SetBehavior(b behavior.Behavior) error
+	// ResetStats clears the attempt log before the load starts.
+	ResetStats()
+	// Attempts returns the attempt log, keyed by order id, and its summary.
+	Attempts() (pgsim.AttemptStats, []pgsim.Attempt)
+}
+
+// pgsimGateway is pgsim deciding the outcomes itself.
+type pgsimGateway struct{ *pgsim.Server }
+
+// Attempts returns pgsim's own attempt log.
+func (g pgsimGateway) Attempts() (pgsim.AttemptStats, []pgsim.Attempt) {
+	return g.Stats().Attempts, g.Server.Attempts()
+}
+
+// faultGateway is fault's proxy in front of a pgsim that only accepts payments.
+type faultGateway struct {
+	upstream *pgsim.Server
+	proxy    *fault.Server
+}
+
+// passThrough is the upstream pgsim's behaviour: every payment accepted at once.
+func passThrough() behavior.Behavior {
+	b := behavior.DefaultBehavior()
+	b.ErrorRate, b.Latency, b.HangRate, b.ResetRate = 0, behavior.Fixed{}, 0, 0
+	return b
+}
+
+// startFaultGateway starts pgsim on a free loopback port and fault, injecting b,
+// in front of it on listen. The proxy keys attempts by the X-Request-Id the
+// service sends with each payment (the order id, the same on every retry).
+func startFaultGateway(ctx context.Context, b behavior.Behavior, seed int64, callbackPrefix, listen string, log *slog.Logger) (*faultGateway, error) {
+	up, err := pgsim.New(pgsim.Config{Behavior: passThrough(), Seed: seed, CallbackPrefix: callbackPrefix}, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := up.Start(ctx, "127.0.0.1:0"); err != nil {
+		return nil, &RunError{Op: "start the gateway behind fault", Err: err}
+	}
+	proxy, err := fault.New(fault.Config{Upstream: up.URL(), Behavior: fault.Behavior{Behavior: b}, Seed: seed,
+		CorrelationHeaders: []string{"X-Request-Id", "traceparent"}}, log)
+	if err == nil {
+		err = proxy.Start(ctx, listen)
+	}
+	if err != nil {
+		closeWithin(up.Close)
+		return nil, &RunError{Op: "start cbprobe fault on " + listen, Err: err}
+	}
+	return &faultGateway{upstream: up, proxy: proxy}, nil
+}
+
+// URL is the proxy's.
+func (g *faultGateway) URL() string { return g.proxy.URL() }
+
+// SetBehavior changes what the proxy injects.
+func (g *faultGateway) SetBehavior(b behavior.Behavior) error {
+	return g.proxy.SetBehavior(fault.Behavior{Behavior: b})
+}
+
+// ResetStats clears both attempt logs.
+func (g *faultGateway) ResetStats() {
+	g.proxy.ResetStats()
+	g.upstream.ResetStats()
+}
+
+// faultOutcome is pgsim's name for the proxy's outcome, so attempts are
+// analysed alike whichever gateway an arm used.
+func faultOutcome(o string) string {
+	switch o {
+	case fault.OutcomeSuccess:
+		return pgsim.OutcomeSuccess
+	case fault.OutcomeError, fault.OutcomeTruncate, fault.OutcomeMalformed:
+		return pgsim.OutcomeError
+	case fault.OutcomeHang:
+		return pgsim.OutcomeHang
+	case fault.OutcomeReset:
+		return pgsim.OutcomeReset
+	case fault.OutcomeRejected:
+		return pgsim.OutcomeRejected
+	}
+	return o
+}
+
+// Attempts returns the proxy's attempt log in pgsim's form: the correlation key
+// (the service's X-Request-Id) stands for the order id.
+func (g *faultGateway) Attempts() (pgsim.AttemptStats, []pgsim.Attempt) {
+	log := g.proxy.Attempts()
+	st := pgsim.AttemptStats{Outcomes: map[string]int{}, Histogram: map[int]int{}}
+	per := map[string]int{}
+	out := make([]pgsim.Attempt, 0, len(log))
+	for _, a := range log {
+		o := faultOutcome(a.Outcome)
+		out = append(out, pgsim.Attempt{Time: a.Time, OrderID: a.Key, Outcome: o, Injected: a.Injected, N: a.N})
+		st.Outcomes[o]++
+		st.Total++
+		if a.Key != "" {
+			per[a.Key]++
+			st.Attempts++
+		}
+	}
+	st.Orders = len(per)
+	for _, n := range per {
+		st.Histogram[n]++
+	}
+	if st.Orders > 0 {
+		st.Mean = float64(st.Attempts) / float64(st.Orders)
+	}
+	st.Logged = len(out)
+	return st, out
+}
+
+// Close stops the proxy, then pgsim.
+func (g *faultGateway) Close(ctx context.Context) error {
+	perr := g.proxy.Close(ctx)
+	if err := g.upstream.Close(ctx); err != nil {
+		return err
+	}
+	if perr != nil {
+		return fmt.Errorf("close cbprobe fault: %w", perr)
+	}
+	return nil
+}
