@@ -40,7 +40,17 @@ func (g pgsimGateway) Attempts() (pgsim.AttemptStats, []pgsim.Attempt) {
 	return g.Stats().Attempts, g.Server.Attempts()
 }
 
-// faultGateway is fault's proxy in front of a pgsim that only accepts payments.
+// gatewayPlan is what an experiment's payments go to, resolved once per run
+// from --gateway and the spec's gateway block.
+type gatewayPlan struct {
+	kind     string      // GatewayPgsim ("") or GatewayFault
+	upstream string      // fault in front of this URL; "" and no stub: cbprobe's pgsim
+	stub     *fault.Stub // fault answering from routes instead of an upstream
+}
+
+// faultGateway is fault's proxy in front of an upstream: by default a pgsim
+// that only accepts payments (nil when fault proxies the spec's upstream or
+// answers from a stub).
 type faultGateway struct {
 	upstream *pgsim.Server
 	proxy    *fault.Server
@@ -53,27 +63,37 @@ func passThrough() behavior.Behavior {
 	return b
 }
 
-// startFaultGateway starts pgsim on a free loopback port and fault, injecting b,
-// in front of it on listen. The proxy keys attempts by the X-Request-Id the
-// service sends with each payment (the order id, the same on every retry).
-func startFaultGateway(ctx context.Context, b behavior.Behavior, seed int64, callbackPrefix, listen string, log *slog.Logger) (*faultGateway, error) {
-	up, err := pgsim.New(pgsim.Config{Behavior: passThrough(), Seed: seed, CallbackPrefix: callbackPrefix}, log)
-	if err != nil {
-		return nil, err
+// startFaultGateway starts fault, injecting b, on listen: in front of gp's
+// upstream, answering from gp's stub, or (neither set) in front of a pgsim on a
+// free loopback port that accepts every payment at once. The proxy keys
+// attempts by the X-Request-Id the service sends with each payment (the order
+// id, the same on every retry), then traceparent.
+func startFaultGateway(ctx context.Context, gp gatewayPlan, b behavior.Behavior, seed int64, callbackPrefix, listen string, log *slog.Logger) (*faultGateway, error) {
+	g := &faultGateway{}
+	cfg := fault.Config{Upstream: gp.upstream, Stub: gp.stub, Behavior: fault.Behavior{Behavior: b}, Seed: seed,
+		CorrelationHeaders: []string{"X-Request-Id", "traceparent"}}
+	if gp.upstream == "" && gp.stub == nil {
+		up, err := pgsim.New(pgsim.Config{Behavior: passThrough(), Seed: seed, CallbackPrefix: callbackPrefix}, log)
+		if err != nil {
+			return nil, err
+		}
+		if err := up.Start(ctx, "127.0.0.1:0"); err != nil {
+			return nil, &RunError{Op: "start the gateway behind fault", Err: err}
+		}
+		g.upstream, cfg.Upstream = up, up.URL()
 	}
-	if err := up.Start(ctx, "127.0.0.1:0"); err != nil {
-		return nil, &RunError{Op: "start the gateway behind fault", Err: err}
-	}
-	proxy, err := fault.New(fault.Config{Upstream: up.URL(), Behavior: fault.Behavior{Behavior: b}, Seed: seed,
-		CorrelationHeaders: []string{"X-Request-Id", "traceparent"}}, log)
+	proxy, err := fault.New(cfg, log)
 	if err == nil {
 		err = proxy.Start(ctx, listen)
 	}
 	if err != nil {
-		closeWithin(up.Close)
+		if g.upstream != nil {
+			closeWithin(g.upstream.Close)
+		}
 		return nil, &RunError{Op: "start cbprobe fault on " + listen, Err: err}
 	}
-	return &faultGateway{upstream: up, proxy: proxy}, nil
+	g.proxy = proxy
+	return g, nil
 }
 
 // URL is the proxy's.
@@ -84,10 +104,12 @@ func (g *faultGateway) SetBehavior(b behavior.Behavior) error {
 	return g.proxy.SetBehavior(fault.Behavior{Behavior: b})
 }
 
-// ResetStats clears both attempt logs.
+// ResetStats clears the attempt logs.
 func (g *faultGateway) ResetStats() {
 	g.proxy.ResetStats()
-	g.upstream.ResetStats()
+	if g.upstream != nil {
+		g.upstream.ResetStats()
+	}
 }
 
 // faultOutcome is pgsim's name for the proxy's outcome, so attempts are
@@ -138,12 +160,14 @@ func (g *faultGateway) Attempts() (pgsim.AttemptStats, []pgsim.Attempt) {
 
 // Close stops the proxy, then pgsim.
 func (g *faultGateway) Close(ctx context.Context) error {
-	perr := g.proxy.Close(ctx)
-	if err := g.upstream.Close(ctx); err != nil {
-		return err
+	err := g.proxy.Close(ctx)
+	if err != nil {
+		err = fmt.Errorf("close cbprobe fault: %w", err)
 	}
-	if perr != nil {
-		return fmt.Errorf("close cbprobe fault: %w", perr)
+	if g.upstream != nil {
+		if uerr := g.upstream.Close(ctx); err == nil {
+			err = uerr
+		}
 	}
-	return nil
+	return err
 }

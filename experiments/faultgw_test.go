@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,5 +67,29 @@ func TestGatewayOption(t *testing.T) {
 				t.Fatalf("Run: %v, want a --gateway error saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestStubFileErrorsNameTheLine: a spec whose stub route file is wrong is refused before
+// anything starts, naming the spec's key, the route file and its line (exit 2).
+func TestStubFileErrorsNameTheLine(t *testing.T) {
+	dir := t.TempDir()
+	specPath := filepath.Join(dir, "spec.yaml")
+	y := "name: s\ntraffic: {sequential: {users: 1, requests: 1}}\ngateway: {kind: fault, stub: routes.yaml}\narms: [{name: a}]\n"
+	if err := os.WriteFile(filepath.Join(dir, "routes.yaml"), []byte("routes:\n  - path: /x\n    status: 999\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := ParseSpec(specPath, []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Dir = dir
+	_, _, err = Run(context.Background(), Options{Spec: spec, Speed: 1, Out: filepath.Join(dir, "run")})
+	var se *SpecError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "gateway.stub") || !strings.Contains(err.Error(), "routes.yaml:3") {
+		t.Fatalf("Run: %v, want a spec error naming gateway.stub and routes.yaml:3", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "run")); err == nil {
+		t.Errorf("a run directory was created for a refused spec")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/cbprobe/cbprobe/attack"
 	"github.com/cbprobe/cbprobe/collect"
 	"github.com/cbprobe/cbprobe/demo"
+	"github.com/cbprobe/cbprobe/fault"
 	"github.com/cbprobe/cbprobe/pgsim"
 	"github.com/cbprobe/cbprobe/results"
 	"github.com/cbprobe/cbprobe/runner"
@@ -30,7 +31,8 @@ type Options struct {
 	Target string
 	// PGListen is where the gateway listens for an external target (default 127.0.0.1:8082).
 	PGListen string
-	// Gateway is GatewayPgsim ("" too) or GatewayFault: what decides the payments' outcomes.
+	// Gateway is GatewayPgsim or GatewayFault, what applies the payments'
+	// outcomes; "" takes the spec's gateway.kind (pgsim when unset).
 	Gateway string
 	// CallbackPrefix is the prefix the gateway requires of every callbackUrl when
 	// the target is external; "" accepts any http(s) URL. (The original
@@ -138,13 +140,24 @@ func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 		return nil, "", &SpecError{Source: "--service", Msg: "starts your service on a free port for each arm in real time: drop --target and --speed"}
 	}
 	switch o.Gateway {
-	case "", GatewayPgsim:
-	case GatewayFault:
+	case "":
+		o.Gateway = spec.Gateway.Kind
+	case GatewayPgsim, GatewayFault:
+	default:
+		return nil, "", &SpecError{Source: "--gateway", Msg: fmt.Sprintf("%q is not pgsim or fault", o.Gateway)}
+	}
+	gw := gatewayPlan{kind: o.Gateway, upstream: spec.Gateway.Upstream}
+	if gw.kind == GatewayFault {
 		if o.Speed != 1 {
 			return nil, "", &SpecError{Source: "--gateway", Msg: "cbprobe fault injects latency in real time: drop --speed"}
 		}
-	default:
-		return nil, "", &SpecError{Source: "--gateway", Msg: fmt.Sprintf("%q is not pgsim or fault", o.Gateway)}
+		if spec.Gateway.Stub != "" {
+			stub, err := fault.LoadStub(spec.Path(spec.Gateway.Stub))
+			if err != nil {
+				return nil, "", &SpecError{Source: spec.Source, Msg: fmt.Sprintf("gateway.stub: %v", err)}
+			}
+			gw.stub = stub
+		}
 	}
 	if o.Target != "" {
 		if o.Speed != 1 {
@@ -193,7 +206,7 @@ func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 		if ctx.Err() != nil {
 			return run, dir, interrupted(ctx, w, run)
 		}
-		arm, unob, err := runArm(ctx, o, p, w)
+		arm, unob, err := runArm(ctx, o, gw, p, w)
 		if arm != nil {
 			addComparisons(arm, prediction, p, unob)
 			if behind := arm.Parameters["loadBehind"]; behind != nil {
@@ -371,7 +384,7 @@ type armRun struct {
 // runArm starts the gateway (and the reference service unless o.Target is set)
 // and hands the arm to the shared runner (load, polling, drain, reconciliation);
 // then it reads the gateway's attempt log and analyses the arm.
-func runArm(ctx context.Context, o Options, p armPlan, w *results.Writer) (*results.Arm, int, error) {
+func runArm(ctx context.Context, o Options, gp gatewayPlan, p armPlan, w *results.Writer) (*results.Arm, int, error) {
 	ar := &armRun{feign: p.settings.BreakerName, orders: map[int]string{}}
 	var gw gateway
 	var svc *service.Process
@@ -381,7 +394,7 @@ func runArm(ctx context.Context, o Options, p armPlan, w *results.Writer) (*resu
 			stops[i]()
 		}
 	}()
-	useFault := o.Gateway == GatewayFault
+	useFault := gp.kind == GatewayFault
 	start := func(ctx context.Context) (runner.Target, error) {
 		if o.Target == "" && o.Service == nil && !useFault {
 			svc, err := demo.New(demo.Config{
@@ -411,7 +424,7 @@ func runArm(ctx context.Context, o Options, p armPlan, w *results.Writer) (*resu
 			listen = "127.0.0.1:0"
 		}
 		if useFault {
-			fg, err := startFaultGateway(ctx, p.behaviors[0], o.Seed, prefix, listen, o.Logger)
+			fg, err := startFaultGateway(ctx, gp, p.behaviors[0], o.Seed, prefix, listen, o.Logger)
 			if err != nil {
 				return runner.Target{}, err
 			}

@@ -14,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/cbprobe/cbprobe/fault"
 	"github.com/cbprobe/cbprobe/service"
 	"github.com/cbprobe/cbprobe/sim"
 )
@@ -90,7 +91,21 @@ type Gateway struct {
 	HangRate *float64 `yaml:"hang-rate"`
 	// ResetRate is the probability in [0, 1] that the connection is reset.
 	ResetRate *float64 `yaml:"reset-rate"`
+
+	// Kind is what applies the behaviour: "pgsim" (the default) decides the
+	// payments itself; "fault" is cbprobe fault injecting it in front of Upstream,
+	// or answering from Stub. Top-level gateway only; --gateway overrides it.
+	Kind string `yaml:"kind"`
+	// Upstream, with kind fault, is the dependency's base URL fault stands in
+	// front of; empty means cbprobe's pgsim accepting every payment at once.
+	Upstream string `yaml:"upstream"`
+	// Stub, with kind fault, is a route file (relative to the spec) fault answers
+	// from instead of any upstream (docs/fault.md, stub mode).
+	Stub string `yaml:"stub"`
 }
+
+// choosesGateway reports whether the fields that choose the gateway are set.
+func (g Gateway) choosesGateway() bool { return g.Kind != "" || g.Upstream != "" || g.Stub != "" }
 
 // Merge returns g with every field that o sets replaced by o's.
 func (g Gateway) Merge(o Gateway) Gateway {
@@ -321,9 +336,29 @@ func (s *Spec) validate() error {
 	if _, err := s.Service.Spec.Config(""); err != nil {
 		return bad("%v", err)
 	}
-	for n := range s.GatewayPhases {
+	for n, g := range s.GatewayPhases {
 		if n < 1 {
 			return bad("gateway-phases: phase %d: phases are numbered from 1", n)
+		}
+		if g.choosesGateway() {
+			return bad("gateway-phases: phase %d: kind, upstream and stub belong in the top-level gateway", n)
+		}
+	}
+	for i, a := range s.Arms {
+		if a.Gateway.choosesGateway() {
+			return bad("arms[%d].gateway: kind, upstream and stub belong in the top-level gateway", i)
+		}
+	}
+	switch g := s.Gateway; {
+	case g.Kind != "" && g.Kind != GatewayPgsim && g.Kind != GatewayFault:
+		return bad("gateway.kind: %q is not pgsim or fault", g.Kind)
+	case g.Kind != GatewayFault && (g.Upstream != "" || g.Stub != ""):
+		return bad("gateway: upstream and stub need kind: fault")
+	case g.Upstream != "" && g.Stub != "":
+		return bad("gateway: set upstream or stub, not both")
+	case g.Upstream != "":
+		if _, err := fault.ParseUpstream(g.Upstream); err != nil {
+			return bad("gateway.upstream: %v", err)
 		}
 	}
 	if s.Config == "" {

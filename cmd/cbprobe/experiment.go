@@ -151,7 +151,7 @@ func (o *experimentOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.target, "target", "", "base URL of your service (default: the embedded reference service)")
 	f.StringVar(&o.pgListen, "pg-listen", "127.0.0.1:8082", "where the gateway listens for an external --target")
-	f.StringVar(&o.gateway, "gateway", experiments.GatewayPgsim, "what decides the payments' outcomes: pgsim, or fault (cbprobe fault injecting them in front of a pgsim that accepts every payment; real time only)")
+	f.StringVar(&o.gateway, "gateway", "", "what applies the payments' outcomes: pgsim, or fault (cbprobe fault injecting them in front of a pgsim that accepts every payment; real time only) (default: the spec's gateway.kind, else pgsim)")
 	f.StringVar(&o.callbackPfx, "callback-prefix", "", "with --target: prefix the gateway requires of callbackUrl (default: any http(s) URL)")
 	f.StringVar(&o.arm, "arm", "", "run only this arm (required with --target when the experiment has several)")
 	f.StringVar(&o.breaker, "breaker", "", "breaker name to read on --target (default: the Feign name, or the only breaker exposed)")

@@ -271,3 +271,31 @@ func TestRetryThroughFault(t *testing.T) {
 		t.Errorf("retry-3: %.3f attempts per request counted by fault, want more than 1.2 (are the retries' X-Request-Id headers reaching it?)", a.AttemptsPerRequest)
 	}
 }
+
+// TestStubGateway runs testdata/stub-gateway.yaml against the real service: its dependency is
+// `cbprobe fault` answering from a route file (testdata/pg-stub.yaml, no pgsim at all) while
+// injecting the field report's gateway behaviour, and the traffic is a user's own flow
+// (testdata/flow.yaml: order, read back, pay, a new user each time). The breaker must open,
+// labelled by a cause, and fault's attempt log must show the retries (more than 1.2 attempts
+// per request: the model's 5 % point is 1.25).
+func TestStubGateway(t *testing.T) {
+	jar := jarPath(t, "boot3")
+	bin := buildCbprobe(t)
+	spec, err := filepath.Abs(filepath.Join("testdata", "stub-gateway.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, code, out := runExperiment(t, bin, "run", spec, "--service", "java -jar "+jar)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", code, out)
+	}
+	a := armByName(t, rec, "retry-3")
+	if c := firstCause(a); c == "" || c == "unknown" {
+		t.Errorf("first OPEN cause %q, want a known cause:\n%s", c, out)
+	}
+	if a.AttemptsPerRequest <= 1.2 {
+		t.Errorf("%.3f attempts per request counted by fault, want more than 1.2", a.AttemptsPerRequest)
+	}
+	t.Logf("stub gateway: first OPEN at request %d by %s, first rejected %d, %.2f attempts per request",
+		a.FirstOpenRequest, firstCause(a), a.FirstRejectedRequest, a.AttemptsPerRequest)
+}
