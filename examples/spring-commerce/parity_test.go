@@ -91,10 +91,9 @@ func runDemo(t *testing.T, boot4 bool) observed {
 	return newDriver(t, target{name: "demo", url: svc.URL(), gw: svc.Gateway()}).run()
 }
 
-// runJar starts a jar against its own pgsim and drives it.
-func runJar(t *testing.T, jar string, alphanumeric bool) observed {
+// startGateway starts a seeded pgsim for a service on port, closed when the test ends.
+func startGateway(t *testing.T, port int) *pgsim.Server {
 	t.Helper()
-	port := freePort(t)
 	gw, err := pgsim.New(pgsim.Config{Seed: gatewaySeed, CallbackPrefix: fmt.Sprintf("http://localhost:%d", port)}, nil)
 	if err != nil {
 		t.Fatalf("pgsim: %v", err)
@@ -108,6 +107,14 @@ func runJar(t *testing.T, jar string, alphanumeric bool) observed {
 		defer cancel()
 		_ = gw.Close(cctx)
 	})
+	return gw
+}
+
+// runJar starts a jar against its own pgsim and drives it.
+func runJar(t *testing.T, jar string, alphanumeric bool) observed {
+	t.Helper()
+	port := freePort(t)
+	gw := startGateway(t, port)
 	appJSON, err := json.Marshal(map[string]any{
 		"pg": map[string]any{"base-url": gw.URL(), "retry-wait": retryWait},
 		"spring": map[string]any{"cloud": map[string]any{"openfeign": map[string]any{"circuitbreaker": map[string]any{

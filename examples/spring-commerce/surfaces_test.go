@@ -1,17 +1,13 @@
 package springcommerce
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cbprobe/cbprobe/collect"
-	"github.com/cbprobe/cbprobe/pgsim"
 )
 
 // openMetricsAccept is the Accept header Prometheus 2.x/3.x scrapes with.
@@ -28,19 +24,7 @@ func TestSurfacesOnRealSpring(t *testing.T) {
 		t.Run(gen, func(t *testing.T) {
 			jar := jarPath(t, gen)
 			port := freePort(t)
-			gw, err := pgsim.New(pgsim.Config{Seed: gatewaySeed, CallbackPrefix: fmt.Sprintf("http://localhost:%d", port)}, nil)
-			if err != nil {
-				t.Fatalf("pgsim: %v", err)
-			}
-			ctx := context.Background()
-			if err := gw.Start(ctx, "127.0.0.1:0"); err != nil {
-				t.Fatalf("start pgsim: %v", err)
-			}
-			t.Cleanup(func() {
-				cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-				defer cancel()
-				_ = gw.Close(cctx)
-			})
+			gw := startGateway(t, port)
 			// Three more breakers, created at start-up (instances.*) in the states to read.
 			instances := map[string]any{}
 			for name, st := range want {
