@@ -43,9 +43,10 @@ func (g pgsimGateway) Attempts() (pgsim.AttemptStats, []pgsim.Attempt) {
 // gatewayPlan is what an experiment's payments go to, resolved once per run
 // from --gateway and the spec's gateway block.
 type gatewayPlan struct {
-	kind     string      // GatewayPgsim ("") or GatewayFault
-	upstream string      // fault in front of this URL; "" and no stub: cbprobe's pgsim
-	stub     *fault.Stub // fault answering from routes instead of an upstream
+	kind     string       // GatewayPgsim ("") or GatewayFault
+	upstream string       // fault in front of this URL; "" and no stub: cbprobe's pgsim
+	stub     *fault.Stub  // fault answering from routes instead of an upstream
+	rules    []fault.Rule // behaviours scoped by method and path, before the arm's default
 }
 
 // faultGateway is fault's proxy in front of an upstream: by default a pgsim
@@ -70,7 +71,7 @@ func passThrough() behavior.Behavior {
 // id, the same on every retry), then traceparent.
 func startFaultGateway(ctx context.Context, gp gatewayPlan, b behavior.Behavior, seed int64, callbackPrefix, listen string, log *slog.Logger) (*faultGateway, error) {
 	g := &faultGateway{}
-	cfg := fault.Config{Upstream: gp.upstream, Stub: gp.stub, Behavior: fault.Behavior{Behavior: b}, Seed: seed,
+	cfg := fault.Config{Upstream: gp.upstream, Stub: gp.stub, Rules: gp.rules, Behavior: fault.Behavior{Behavior: b}, Seed: seed,
 		CorrelationHeaders: []string{"X-Request-Id", "traceparent"}}
 	if gp.upstream == "" && gp.stub == nil {
 		up, err := pgsim.New(pgsim.Config{Behavior: passThrough(), Seed: seed, CallbackPrefix: callbackPrefix}, log)

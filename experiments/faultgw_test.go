@@ -93,3 +93,38 @@ func TestStubFileErrorsNameTheLine(t *testing.T) {
 		t.Errorf("a run directory was created for a refused spec")
 	}
 }
+
+// TestRunFaultRules: a spec's gateway.rules scope a behaviour to the payment call. The
+// default behaviour answers fast and never fails; the rule makes every POST /api/v1/payments
+// fail at once, so the breaker (window 20, one attempt a request) opens by failure rate at
+// request 20. Without the rule it would never open (every call 10-20 ms, no errors).
+func TestRunFaultRules(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rules.yaml"), []byte("rules:\n  - name: payments\n    method: POST\n    path: /api/v1/payments\n    behavior: {errorRate: 1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	y := `name: rules
+traffic: {sequential: {users: 1, requests: 25}}
+gateway: {kind: fault, rules: rules.yaml, error-rate: 0, latency: 10ms-20ms}
+service: {retry-max-attempts: 1}
+arms: [{name: a}]
+`
+	spec, err := ParseSpec(filepath.Join(dir, "spec.yaml"), []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Dir = dir
+	out := filepath.Join(dir, "run")
+	if _, _, err := Run(context.Background(), Options{Spec: spec, Speed: 1, Seed: 1, Out: out, PredictRuns: predictRuns}); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	rec, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := rec.Run.Arm("a")
+	if tr := firstOpen(t, a); tr.Cause != "failure-rate" || a.FirstOpenRequest != 20 {
+		t.Errorf("first OPEN at request %d by %q, want request 20 by failure-rate (the rule fails every payment)", a.FirstOpenRequest, tr.Cause)
+	}
+}

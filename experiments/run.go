@@ -158,6 +158,13 @@ func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 			}
 			gw.stub = stub
 		}
+		if spec.Gateway.Rules != "" {
+			rules, err := fault.LoadRulesFile(spec.Path(spec.Gateway.Rules))
+			if err != nil {
+				return nil, "", &SpecError{Source: spec.Source, Msg: fmt.Sprintf("gateway.rules: %v", err)}
+			}
+			gw.rules = rules
+		}
 	}
 	if o.Target != "" {
 		if o.Speed != 1 {

@@ -102,10 +102,16 @@ type Gateway struct {
 	// Stub, with kind fault, is a route file (relative to the spec) fault answers
 	// from instead of any upstream (docs/fault.md, stub mode).
 	Stub string `yaml:"stub"`
+	// Rules, with kind fault, is a rules file (relative to the spec): behaviours
+	// scoped by method and path, with phases (docs/fault.md). Requests no rule
+	// matches get the behaviour above, which is what the prediction models.
+	Rules string `yaml:"rules"`
 }
 
 // choosesGateway reports whether the fields that choose the gateway are set.
-func (g Gateway) choosesGateway() bool { return g.Kind != "" || g.Upstream != "" || g.Stub != "" }
+func (g Gateway) choosesGateway() bool {
+	return g.Kind != "" || g.Upstream != "" || g.Stub != "" || g.Rules != ""
+}
 
 // Merge returns g with every field that o sets replaced by o's.
 func (g Gateway) Merge(o Gateway) Gateway {
@@ -341,19 +347,19 @@ func (s *Spec) validate() error {
 			return bad("gateway-phases: phase %d: phases are numbered from 1", n)
 		}
 		if g.choosesGateway() {
-			return bad("gateway-phases: phase %d: kind, upstream and stub belong in the top-level gateway", n)
+			return bad("gateway-phases: phase %d: kind, upstream, stub and rules belong in the top-level gateway", n)
 		}
 	}
 	for i, a := range s.Arms {
 		if a.Gateway.choosesGateway() {
-			return bad("arms[%d].gateway: kind, upstream and stub belong in the top-level gateway", i)
+			return bad("arms[%d].gateway: kind, upstream, stub and rules belong in the top-level gateway", i)
 		}
 	}
 	switch g := s.Gateway; {
 	case g.Kind != "" && g.Kind != GatewayPgsim && g.Kind != GatewayFault:
 		return bad("gateway.kind: %q is not pgsim or fault", g.Kind)
-	case g.Kind != GatewayFault && (g.Upstream != "" || g.Stub != ""):
-		return bad("gateway: upstream and stub need kind: fault")
+	case g.Kind != GatewayFault && (g.Upstream != "" || g.Stub != "" || g.Rules != ""):
+		return bad("gateway: upstream, stub and rules need kind: fault")
 	case g.Upstream != "" && g.Stub != "":
 		return bad("gateway: set upstream or stub, not both")
 	case g.Upstream != "":

@@ -38,11 +38,12 @@ func TestParseSpecErrors(t *testing.T) {
 		{"wrong type", "name: x\ntraffic: {sequential: {users: many, requests: 1}}\narms: [{name: a}]\n", "cannot unmarshal"},
 		{"bad think", "name: x\ntraffic: {sequential: {users: 1, requests: 1, think: soon}}\narms: [{name: a}]\n", "think"},
 		{"unknown gateway kind", "name: x\ntraffic: {phases: '1/s:1s'}\ngateway: {kind: toxiproxy}\narms: [{name: a}]\n", `gateway.kind: "toxiproxy" is not pgsim or fault`},
-		{"stub without fault", "name: x\ntraffic: {phases: '1/s:1s'}\ngateway: {stub: r.yaml}\narms: [{name: a}]\n", "upstream and stub need kind: fault"},
+		{"stub without fault", "name: x\ntraffic: {phases: '1/s:1s'}\ngateway: {stub: r.yaml}\narms: [{name: a}]\n", "upstream, stub and rules need kind: fault"},
 		{"stub and upstream", "name: x\ntraffic: {phases: '1/s:1s'}\ngateway: {kind: fault, stub: r.yaml, upstream: 'http://127.0.0.1:9'}\narms: [{name: a}]\n", "not both"},
+		{"rules without fault", "name: x\ntraffic: {phases: '1/s:1s'}\ngateway: {rules: r.yaml}\narms: [{name: a}]\n", "need kind: fault"},
 		{"bad upstream", "name: x\ntraffic: {phases: '1/s:1s'}\ngateway: {kind: fault, upstream: 'ftp://x'}\narms: [{name: a}]\n", "gateway.upstream:"},
-		{"kind in an arm", "name: x\ntraffic: {phases: '1/s:1s'}\narms: [{name: a, gateway: {kind: fault}}]\n", "arms[0].gateway: kind, upstream and stub belong in the top-level gateway"},
-		{"stub in a phase", "name: x\ntraffic: {phases: '1/s:1s,1/s:1s'}\ngateway-phases: {2: {stub: r.yaml}}\narms: [{name: a}]\n", "gateway-phases: phase 2: kind, upstream and stub"},
+		{"kind in an arm", "name: x\ntraffic: {phases: '1/s:1s'}\narms: [{name: a, gateway: {kind: fault}}]\n", "arms[0].gateway: kind, upstream, stub and rules belong in the top-level gateway"},
+		{"stub in a phase", "name: x\ntraffic: {phases: '1/s:1s,1/s:1s'}\ngateway-phases: {2: {stub: r.yaml}}\narms: [{name: a}]\n", "gateway-phases: phase 2: kind, upstream, stub and rules"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
