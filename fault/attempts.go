@@ -1,14 +1,13 @@
 package fault
 
 import (
-	"bufio"
-	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cbprobe/cbprobe/pgsim"
 )
 
 // Attempt outcomes: what the client got for one request.
@@ -94,15 +93,12 @@ type attemptLog struct {
 	unkeyed     int
 	total       int
 	routes      map[string]map[string]int
-	w           *bufio.Writer
-	wErr        error
+	lines       *pgsim.JSONLines // the attempt file, nil when not logging to one
 }
 
 func newAttemptLog(maxKeys, maxAttempts int, w io.Writer) *attemptLog {
 	l := &attemptLog{maxKeys: maxKeys, maxAttempts: maxAttempts}
-	if w != nil {
-		l.w = bufio.NewWriterSize(w, 64<<10)
-	}
+	l.lines = pgsim.NewJSONLines(w)
 	l.resetLocked()
 	return l
 }
@@ -168,14 +164,7 @@ func (l *attemptLog) Record(a Attempt) int {
 		l.head = (l.head + 1) % len(l.recs)
 		l.dropRecs++
 	}
-	if l.w != nil && l.wErr == nil {
-		line, err := json.Marshal(a)
-		if err == nil {
-			line = append(line, '\n')
-			_, err = l.w.Write(line)
-		}
-		l.wErr = err
-	}
+	l.lines.Append(a)
 	return a.N
 }
 
@@ -231,16 +220,7 @@ func (l *attemptLog) Stats() AttemptStats {
 func (l *attemptLog) Flush() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.w == nil {
-		return nil
-	}
-	if l.wErr != nil {
-		return fmt.Errorf("write attempt log: %w", l.wErr)
-	}
-	if err := l.w.Flush(); err != nil {
-		return fmt.Errorf("flush attempt log: %w", err)
-	}
-	return nil
+	return l.lines.Flush()
 }
 
 // maxKeyLen bounds a correlation key taken from a header.

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/cbprobe/cbprobe/pgsim"
 )
 
 // ServeHTTP answers the control API, the metrics path, and otherwise applies
@@ -75,7 +77,7 @@ func (s *Server) serveAttempt(w http.ResponseWriter, r *http.Request) {
 		s.metrics.injected.Observe(d.Delay.Seconds())
 	}
 	// The delay counts from arrival, so parsing and locking do not add to it.
-	if !s.wait(r, time.Until(arrived.Add(d.Delay+own))) {
+	if !pgsim.WaitOrCut(r, time.Until(arrived.Add(d.Delay+own)), s.cut) {
 		if d.Kind == KindHang {
 			a.Outcome = OutcomeHang
 			a.Injected = time.Since(arrived)
@@ -108,23 +110,6 @@ func (s *Server) serveAttempt(w http.ResponseWriter, r *http.Request) {
 		} else {
 			s.forward(w, r, &a)
 		}
-	}
-}
-
-// wait sleeps d; false when the client went away or the server cut in-flight calls.
-func (s *Server) wait(r *http.Request, d time.Duration) bool {
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-r.Context().Done():
-		return false
-	case <-s.cut:
-		return false
 	}
 }
 

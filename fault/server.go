@@ -387,15 +387,8 @@ func (s *Server) Start(ctx context.Context, addr string) error {
 	// The same client bounds as pgsim and the demo (docs/limits.md): header,
 	// request and idle timeouts and a connection cap. No write timeout, so
 	// injected latency and hangs are not cut by the server.
-	ln = pgsim.ServerLimits{}.Listener(ln)
-	s.listener = ln
-	s.httpSrv = pgsim.ServerLimits{}.Server(s, s.logger)
-	go func() {
-		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.logger.Error("fault serve", "addr", ln.Addr().String(), "err", err)
-		}
-	}()
-	s.logger.Info("fault listening", "addr", ln.Addr().String())
+	s.listener, s.httpSrv = pgsim.ServerLimits{}.Serve(ln, s, s.logger, "fault")
+	s.logger.Info("fault listening", "addr", s.listener.Addr().String())
 	return nil
 }
 

@@ -254,7 +254,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		s.metrics.injected.Observe(delay.Seconds())
 	}
 	// The delay counts from arrival, so parsing and locking do not add to it.
-	if !s.wait(r, time.Until(arrived.Add(delay))) {
+	if !WaitOrCut(r, time.Until(arrived.Add(delay)), s.cut) {
 		// The client gave up or the server is closing: nothing to answer.
 		s.count(EndpointCreate, outcome)
 		if d.Outcome == behavior.OutcomeHang {
@@ -296,23 +296,6 @@ func (s *Server) reject(w http.ResponseWriter, arrived time.Time, user, order st
 	s.decideMu.Unlock()
 	s.count(EndpointCreate, OutcomeRejected)
 	s.writeFail(w, code, errorCode, msg)
-}
-
-// wait sleeps d; false when the client went away or the server cut in-flight calls.
-func (s *Server) wait(r *http.Request, d time.Duration) bool {
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-r.Context().Done():
-		return false
-	case <-s.cut:
-		return false
-	}
 }
 
 // abort ends the connection without an HTTP answer: with a TCP reset

@@ -1,9 +1,6 @@
 package pgsim
 
 import (
-	"bufio"
-	"encoding/json"
-	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -119,15 +116,12 @@ type attemptLog struct {
 	outcomes   [numOutcomes]int
 	users      map[string]string // interned user ids
 
-	w    *bufio.Writer // JSON lines, nil when not logging to a file
-	wErr error
+	lines *JSONLines // the attempt file, nil when not logging to one
 }
 
 func newAttemptLog(maxOrders, maxAttempts int, w io.Writer) *attemptLog {
 	l := &attemptLog{maxOrders: maxOrders, maxAttempts: maxAttempts}
-	if w != nil {
-		l.w = bufio.NewWriterSize(w, 64<<10)
-	}
+	l.lines = NewJSONLines(w)
 	l.resetLocked()
 	return l
 }
@@ -197,14 +191,7 @@ func (l *attemptLog) Record(at time.Time, user, order, outcome string, injected 
 		l.recHead = (l.recHead + 1) % len(l.recs)
 		l.dropRecs++
 	}
-	if l.w != nil && l.wErr == nil {
-		line, err := json.Marshal(rec.attempt())
-		if err == nil {
-			line = append(line, '\n')
-			_, err = l.w.Write(line)
-		}
-		l.wErr = err
-	}
+	l.lines.Append(rec.attempt())
 	return n
 }
 
@@ -285,14 +272,5 @@ func (l *attemptLog) Stats() AttemptStats {
 func (l *attemptLog) Flush() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.w == nil {
-		return nil
-	}
-	if l.wErr != nil {
-		return fmt.Errorf("write attempt log: %w", l.wErr)
-	}
-	if err := l.w.Flush(); err != nil {
-		return fmt.Errorf("flush attempt log: %w", err)
-	}
-	return nil
+	return l.lines.Flush()
 }

@@ -2,6 +2,7 @@ package pgsim
 
 import (
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -100,6 +101,38 @@ func (l ServerLimits) Server(h http.Handler, logger *slog.Logger) *http.Server {
 		ReadTimeout:       l.ReadTimeout,
 		IdleTimeout:       l.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
+	}
+}
+
+// Serve serves h on ln in the background with l's connection cap and timeouts,
+// logging a failure other than the server being closed as "<name> serve". It
+// returns the capped listener and the server, for the caller to close.
+func (l ServerLimits) Serve(ln net.Listener, h http.Handler, logger *slog.Logger, name string) (net.Listener, *http.Server) {
+	ln = l.Listener(ln)
+	srv := l.Server(h, logger)
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error(name+" serve", "addr", ln.Addr().String(), "err", err)
+		}
+	}()
+	return ln, srv
+}
+
+// WaitOrCut sleeps d; false when the client of r went away first, or cut was
+// closed (the server cutting in-flight delays on Close).
+func WaitOrCut(r *http.Request, d time.Duration, cut <-chan struct{}) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	case <-cut:
+		return false
 	}
 }
 

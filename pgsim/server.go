@@ -293,14 +293,7 @@ func (s *Server) Start(ctx context.Context, addr string) error {
 			s.logger.Warn("pgsim listens on a non-loopback address: anyone who can reach it can use it; the control API needs the "+ControlTokenHeader+" header", "addr", ln.Addr().String())
 		}
 	}
-	ln = s.cfg.Limits.Listener(ln)
-	s.listener = ln
-	s.httpSrv = s.cfg.Limits.Server(s.handler, s.logger)
-	go func() {
-		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.logger.Error("pgsim serve", "addr", ln.Addr().String(), "err", err)
-		}
-	}()
+	s.listener, s.httpSrv = s.cfg.Limits.Serve(ln, s.handler, s.logger, "pgsim")
 	s.logger.Info("pgsim listening", "addr", ln.Addr().String())
 	return nil
 }
