@@ -1,46 +1,20 @@
 package service
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"strings"
 	"testing"
 )
 
-// flattenLikeSpring flattens SPRING_APPLICATION_JSON the way Spring Boot's
-// SpringApplicationJsonEnvironmentPostProcessor does: a nested object's keys are
-// joined to their parent's name with ".", list items get [i].
+// flattenLikeSpring is what Spring reads from a SPRING_APPLICATION_JSON value:
+// PropertiesFromJSON, whose own test (TestPropertiesFromJSON) pins it to fixed keys.
 func flattenLikeSpring(t *testing.T, js string) map[string]string {
 	t.Helper()
-	var tree map[string]any
-	if err := json.Unmarshal([]byte(js), &tree); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, js)
+	out, err := PropertiesFromJSON(js)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, js)
 	}
-	out := map[string]string{}
-	var walk func(name string, v any)
-	walk = func(name string, v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, c := range x {
-				n := k
-				if name != "" {
-					n = name + "." + k
-				}
-				walk(n, c)
-			}
-		case []any:
-			for i, c := range x {
-				walk(fmt.Sprintf("%s[%d]", name, i), c)
-			}
-		default:
-			if _, dup := out[name]; dup {
-				t.Errorf("%s appears twice after flattening", name)
-			}
-			out[name] = fmt.Sprint(x)
-		}
-	}
-	walk("", tree)
 	return out
 }
 
