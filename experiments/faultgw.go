@@ -131,31 +131,21 @@ func faultOutcome(o string) string {
 	return o
 }
 
-// Attempts returns the proxy's attempt log in pgsim's form: the correlation key
-// (the service's X-Request-Id) stands for the order id.
+// Attempts returns the proxy's attempt log and summary in pgsim's form: the
+// correlation key (the service's X-Request-Id) stands for the order id.
 func (g *faultGateway) Attempts() (pgsim.AttemptStats, []pgsim.Attempt) {
+	fs := g.proxy.AttemptStats()
+	st := pgsim.AttemptStats{Orders: fs.Keys, Attempts: fs.Attempts, Mean: fs.Mean, Histogram: fs.Histogram,
+		DroppedOrders: fs.DroppedKeys, Total: fs.Total, Logged: fs.Logged, DroppedAttempts: fs.DroppedAttempts,
+		Outcomes: map[string]int{}}
+	for o, n := range fs.Outcomes {
+		st.Outcomes[faultOutcome(o)] += n
+	}
 	log := g.proxy.Attempts()
-	st := pgsim.AttemptStats{Outcomes: map[string]int{}, Histogram: map[int]int{}}
-	per := map[string]int{}
-	out := make([]pgsim.Attempt, 0, len(log))
-	for _, a := range log {
-		o := faultOutcome(a.Outcome)
-		out = append(out, pgsim.Attempt{Time: a.Time, OrderID: a.Key, Outcome: o, Injected: a.Injected, N: a.N})
-		st.Outcomes[o]++
-		st.Total++
-		if a.Key != "" {
-			per[a.Key]++
-			st.Attempts++
-		}
+	out := make([]pgsim.Attempt, len(log))
+	for i, a := range log {
+		out[i] = pgsim.Attempt{Time: a.Time, OrderID: a.Key, Outcome: faultOutcome(a.Outcome), Injected: a.Injected, N: a.N}
 	}
-	st.Orders = len(per)
-	for _, n := range per {
-		st.Histogram[n]++
-	}
-	if st.Orders > 0 {
-		st.Mean = float64(st.Attempts) / float64(st.Orders)
-	}
-	st.Logged = len(out)
 	return st, out
 }
 
