@@ -65,7 +65,7 @@ func (ar *armRun) analyse(p armPlan, o Options) *results.Arm {
 	if o.Speed != 1 {
 		arm.Notes = append(arm.Notes, fmt.Sprintf("Run at --speed %g: rates ×%g and durations ÷%g in real time; latencies below are in service time (real × %g).", o.Speed, o.Speed, o.Speed, o.Speed))
 	}
-	arm.Notes = append(arm.Notes, fmt.Sprintf("Gateway attempts (pgsim's attempt log): %.3f per request over the %d requests the breaker did not reject; %d in all for %d requests.",
+	arm.Notes = append(arm.Notes, fmt.Sprintf("Gateway attempts (the gateway's attempt log: pgsim's, or fault's with --gateway fault): %.3f per request over the %d requests the breaker did not reject; %d in all for %d requests.",
 		arm.AttemptsPerRequest, ar.unobstructed, ar.attempts.Total, arm.Totals().Sent))
 	if ar.unreached > 0 {
 		arm.Notes = append(arm.Notes, fmt.Sprintf("%d requests were left out of attempts per request: their payment never reached the gateway (cut by the TimeLimiter or a transport error before pgsim received it), so they say nothing about retries.", ar.unreached))

@@ -305,6 +305,12 @@ func checkArm(e Expectation, a ArmOutcome) Verdict {
 		v.OK, v.Inconclusive, v.Reason = false, true, "inconclusive: "+a.Untrusted
 	case a.Unobserved != "" && dependsOnTransitions(e.Metric):
 		v.OK, v.Inconclusive, v.Reason = false, true, "inconclusive: "+a.Unobserved
+	case e.Metric == "attempts-per-request" && a.AttemptsPerRequest == 0:
+		// 0 is "not measured": no request's attempts reached the gateway's log
+		// under its order id (a proxy in front of the gateway keys them by the
+		// X-Request-Id or traceparent the service sends).
+		v.OK, v.Inconclusive, v.Reason = false, true,
+			"inconclusive: gateway attempts were not measured (no attempt reached the gateway's log under its order id; with --gateway fault the service must send X-Request-Id or traceparent)"
 	}
 	return v
 }

@@ -137,3 +137,20 @@ func FuzzParseExpectation(f *testing.F) {
 		_ = Check(e, []ArmOutcome{{Name: e.Arm, Phases: []PhaseOutcome{{Sent: 1}}}})
 	})
 }
+
+// TestCheckUnmeasuredAttempts: attempts per request of 0 means "not measured" (no attempt
+// reached the gateway's log under its order id), so an expectation on it is inconclusive,
+// never failed, whichever way it points.
+func TestCheckUnmeasuredAttempts(t *testing.T) {
+	arms := []ArmOutcome{{Name: "a", Phases: []PhaseOutcome{{Sent: 10}}}}
+	for _, expr := range []string{"attempts-per-request>=1.2", "attempts-per-request<2"} {
+		e, err := ParseExpectation(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs := Check(e, arms)
+		if len(vs) != 1 || vs[0].OK || !vs[0].Inconclusive || !strings.Contains(vs[0].Reason, "not measured") {
+			t.Errorf("Check(%q) = %+v, want one inconclusive verdict saying attempts were not measured", expr, vs)
+		}
+	}
+}
