@@ -1,7 +1,6 @@
 package fault
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cbprobe/cbprobe/pgsim"
 	"github.com/cbprobe/cbprobe/pgsim/behavior"
 )
 
@@ -178,15 +178,6 @@ func (s *Server) handleControl(w http.ResponseWriter, r *http.Request) {
 		s.ResetStats()
 		w.WriteHeader(http.StatusNoContent)
 	case name == "attempts":
-		w.Header().Set("Content-Type", "application/x-ndjson")
-		bw := bufio.NewWriter(w)
-		enc := json.NewEncoder(bw)
-		enc.SetEscapeHTML(false)
-		for _, a := range s.Attempts() {
-			if enc.Encode(a) != nil {
-				return
-			}
-		}
-		_ = bw.Flush()
+		pgsim.WriteNDJSON(w, s.Attempts())
 	}
 }

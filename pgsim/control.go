@@ -1,8 +1,6 @@
 package pgsim
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -98,15 +96,6 @@ func (s *Server) handleControl(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 	case name == "attempts":
 		s.count(EndpointControl, OutcomeSuccess)
-		w.Header().Set("Content-Type", "application/x-ndjson")
-		bw := bufio.NewWriter(w)
-		enc := json.NewEncoder(bw)
-		enc.SetEscapeHTML(false)
-		for _, a := range s.Attempts() {
-			if enc.Encode(a) != nil {
-				return
-			}
-		}
-		_ = bw.Flush()
+		WriteNDJSON(w, s.Attempts())
 	}
 }

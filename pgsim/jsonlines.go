@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 )
 
 // JSONLines appends values to a writer as JSON lines through a 64 KiB buffer and
@@ -49,4 +50,20 @@ func (j *JSONLines) Flush() error {
 		return fmt.Errorf("flush attempt log: %w", err)
 	}
 	return nil
+}
+
+// WriteNDJSON answers items as application/x-ndjson, one JSON value a line,
+// HTML not escaped (the /attempts endpoints of pgsim and fault). It stops at
+// the first write error: the client went away.
+func WriteNDJSON[T any](w http.ResponseWriter, items []T) {
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	for _, it := range items {
+		if enc.Encode(it) != nil {
+			return
+		}
+	}
+	_ = bw.Flush()
 }
