@@ -25,8 +25,6 @@ type BulkheadSettings struct {
 	MaxThreads int
 	// QueueCapacity is queue-capacity (calls waiting for a thread at most).
 	QueueCapacity int
-	// Configured reports whether any size was set in the file (false: the CPU-sized defaults).
-	Configured bool
 }
 
 // bulkheadPrefix is where Spring Boot reads the default thread-pool bulkhead.
@@ -58,7 +56,6 @@ func resolveBulkhead(f *springconf.File, cpus int) (BulkheadSettings, error) {
 			return b, cfgErr(bulkheadPrefix+k.key, fmt.Sprintf("%q is not a whole number from %d to 100000", v, k.min))
 		}
 		*k.to = n
-		b.Configured = true
 	}
 	if b.CoreThreads > b.MaxThreads {
 		return b, cfgErr(bulkheadPrefix+"core-thread-pool-size",

@@ -21,7 +21,7 @@ func TestResolveBulkhead(t *testing.T) {
 		{name: "unset on 1 CPU", yml: "a: 1\n", cpus: 1,
 			want: BulkheadSettings{Enabled: true, CoreThreads: 1, MaxThreads: 1, QueueCapacity: 100}},
 		{name: "pinned", yml: "resilience4j.thread-pool-bulkhead.configs.default:\n  core-thread-pool-size: 20\n  max-thread-pool-size: 20\n  queue-capacity: 5\n", cpus: 2,
-			want: BulkheadSettings{Enabled: true, CoreThreads: 20, MaxThreads: 20, QueueCapacity: 5, Configured: true}},
+			want: BulkheadSettings{Enabled: true, CoreThreads: 20, MaxThreads: 20, QueueCapacity: 5}},
 		{name: "disabled", yml: "spring.cloud.circuitbreaker.bulkhead.resilience4j.enabled: false\n", cpus: 4,
 			want: BulkheadSettings{Enabled: false, CoreThreads: 3, MaxThreads: 4, QueueCapacity: 100}},
 		{name: "core above max", yml: "resilience4j.thread-pool-bulkhead.configs.default.core-thread-pool-size: 3\n", cpus: 2,
