@@ -403,24 +403,26 @@ func runArm(ctx context.Context, o Options, gp gatewayPlan, p armPlan, w *result
 	}()
 	useFault := gp.kind == GatewayFault
 	start := func(ctx context.Context) (runner.Target, error) {
-		if o.Target == "" && o.Service == nil && !useFault {
-			svc, err := demo.New(demo.Config{
-				Spring:          p.file,
-				EmbeddedGateway: true,
-				Gateway:         pgsim.Config{Behavior: p.behaviors[0], Seed: o.Seed},
-				Seed:            o.Seed,
-				Speed:           o.Speed,
-			}, o.Logger)
+		// startReference runs the embedded reference service, with its own
+		// pgsim (pgURL "") or calling the gateway at pgURL.
+		startReference := func(pgURL string) (runner.Target, error) {
+			svc, err := demo.New(demo.Config{Spring: p.file, EmbeddedGateway: pgURL == "", PGBaseURL: pgURL,
+				Gateway: pgsim.Config{Behavior: p.behaviors[0], Seed: o.Seed}, Seed: o.Seed, Speed: o.Speed}, o.Logger)
 			if err != nil {
 				return runner.Target{}, err
 			}
 			if err := svc.Start(ctx, "127.0.0.1:0"); err != nil {
 				return runner.Target{}, &RunError{Op: "start the reference service", Err: err}
 			}
-			gw = pgsimGateway{svc.Gateway()}
+			if pgURL == "" {
+				gw = pgsimGateway{svc.Gateway()}
+			}
 			clock := svc.Clock()
 			stops = append(stops, func() { closeWithin(svc.Close) })
 			return runner.Target{URL: svc.URL(), Clock: collect.AdaptClock(clock.Now, clock.AfterFunc), Speed: o.Speed}, nil
+		}
+		if o.Target == "" && o.Service == nil && !useFault {
+			return startReference("")
 		}
 		prefix := o.CallbackPrefix
 		if prefix == "" {
@@ -455,16 +457,8 @@ func runArm(ctx context.Context, o Options, gp gatewayPlan, p armPlan, w *result
 				return runner.Target{}, err
 			}
 			return runner.Target{URL: svc.URL(), Speed: 1, Stop: func() { _, _ = svc.Stop(context.WithoutCancel(ctx)) }}, nil
-		case o.Target == "": // the reference service, its payments through the fault gateway
-			ref, err := demo.New(demo.Config{Spring: p.file, PGBaseURL: gw.URL(), Seed: o.Seed, Speed: 1}, o.Logger)
-			if err != nil {
-				return runner.Target{}, err
-			}
-			if err := ref.Start(ctx, "127.0.0.1:0"); err != nil {
-				return runner.Target{}, &RunError{Op: "start the reference service", Err: err}
-			}
-			stops = append(stops, func() { closeWithin(ref.Close) })
-			return runner.Target{URL: ref.URL(), Speed: 1}, nil
+		case o.Target == "": // the reference service, its payments through the fault gateway (speed 1)
+			return startReference(gw.URL())
 		}
 		if err := attack.CheckTarget(ctx, o.Target, nil); err != nil {
 			return runner.Target{}, err
