@@ -23,13 +23,10 @@ import (
 )
 
 // DefaultDBLatency is the simulated database work per transaction.
-const DefaultDBLatency = 3 * time.Millisecond
+const DefaultDBLatency = springconf.DefaultDBLatency
 
 // NoDBLatency, as Config.DBLatency, turns the simulated database work off.
 const NoDBLatency = time.Duration(-1)
-
-// DefaultRetryMaxAttempts is pg.retry-max-attempts' default; it counts the first call.
-const DefaultRetryMaxAttempts = 3
 
 // Config configures a Service. The zero value runs the embedded reference
 // configuration against an embedded gateway in real time.
@@ -139,12 +136,7 @@ func New(cfg Config, logger *slog.Logger) (*Service, error) {
 	f := cfg.Spring
 	if f == nil {
 		var err error
-		if cfg.ConfigPath != "" {
-			f, err = springconf.Load(cfg.ConfigPath)
-		} else {
-			f, err = springconf.Parse("reference application.yml", springconf.ReferenceYAML(), springconf.YAML)
-		}
-		if err != nil {
+		if f, err = springconf.LoadOrReference(cfg.ConfigPath); err != nil {
 			return nil, err
 		}
 	}
@@ -217,22 +209,10 @@ func (s *Service) readPG() error {
 		return err
 	}
 	s.settings = set
-	rc := set.Retry
-	if o := s.cfg.RetryOnRejection; o != nil && *o != set.RetryOnRejection {
-		base, _, err := f.ResolveRetry(FeignName)
-		if err != nil {
-			return err
-		}
-		onRejection := *o
-		rc.Retryable = func(err error) bool {
-			if !onRejection && breaker.IsCallNotPermitted(err) {
-				return false
-			}
-			return base.Retryable == nil || base.Retryable(err)
-		}
-		s.settings.RetryOnRejection = onRejection
-		s.settings.Retry = rc
+	if o := s.cfg.RetryOnRejection; o != nil {
+		s.settings.RetryOnRejection = *o
 	}
+	rc := serviceRetry(set.Retry, s.settings.RetryOnRejection)
 	s.retryAdj = func(c *breaker.RetryConfig) { *c = rc }
 	s.dbLatency = s.cfg.DBLatency
 	if s.dbLatency == 0 {

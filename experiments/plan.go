@@ -80,11 +80,11 @@ func planArms(spec *Spec, only, configPath string) ([]armPlan, error) {
 func loadBaseConfig(spec *Spec, configPath string) (*springconf.File, error) {
 	switch {
 	case configPath != "":
-		return springconf.Load(configPath)
+		return springconf.LoadOrReference(configPath)
 	case spec.Config == "" || spec.Config == "reference":
-		return springconf.Parse("reference application.yml", springconf.ReferenceYAML(), springconf.YAML)
+		return springconf.LoadOrReference("")
 	default:
-		return springconf.Load(spec.Path(spec.Config))
+		return springconf.LoadOrReference(spec.Path(spec.Config))
 	}
 }
 
@@ -194,25 +194,12 @@ func buildBehavior(b behavior.Behavior, g Gateway) (behavior.Behavior, error) {
 	return b, b.Validate()
 }
 
-// simArm builds the virtual-time twin of the arm with the same settings the
-// reference service reads.
+// simArm builds the virtual-time twin of the arm from the same resolved settings
+// the reference service runs with (sim.ServiceArm, shared with `predict`).
 func simArm(p armPlan) sim.Arm {
-	s := p.settings
-	tl := s.TimeLimiter
-	a := sim.Arm{
-		Name:             p.arm.Name,
-		BreakerName:      s.BreakerName,
-		Breaker:          s.Breaker,
-		TimeLimiter:      &tl,
-		Retry:            s.Retry,
-		RetryOnRejection: s.RetryOnRejection,
-		Gateway:          p.behaviors[0],
-		CallOverhead:     time.Millisecond,
-		Phases:           p.phases,
-	}
-	if s.DBLatency > 0 {
-		a.DBLatency = fixedDistribution(s.DBLatency)
-	}
+	a := sim.ServiceArm(p.arm.Name, p.settings.Service)
+	a.Gateway = p.behaviors[0]
+	a.Phases = p.phases
 	if len(p.phases) > 0 && len(p.behaviors) == len(p.phases) && !allSame(p.behaviors) {
 		a.PhaseGateways = p.behaviors
 	}
@@ -220,14 +207,6 @@ func simArm(p armPlan) sim.Arm {
 		a.Users, a.RequestsPerUser, a.Think = p.seq.Users, p.seq.Requests, p.think
 	}
 	return a
-}
-
-func fixedDistribution(d time.Duration) behavior.Distribution {
-	dist, err := behavior.ParseDistribution(d.String())
-	if err != nil {
-		return nil
-	}
-	return dist
 }
 
 func allSame(bs []behavior.Behavior) bool {

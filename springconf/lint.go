@@ -73,9 +73,11 @@ type LintOptions struct {
 	// Rate is the expected load in requests per second; 0 unknown.
 	Rate float64
 	// Gateway is the outcome mix of one gateway call; nil unknown. GatewayFor, when set,
-	// is used instead: it gives the mix for a breaker's slow-call threshold.
+	// is used instead: it gives the mix a breaker of config cfg records behind a
+	// TimeLimiter of timeout (< 0: no TimeLimiter wraps the breaker), e.g. from
+	// sim.OutcomeProbabilities.
 	Gateway    *breaker.CallOutcomeProbabilities
-	GatewayFor func(slowCallDurationThreshold time.Duration) *breaker.CallOutcomeProbabilities
+	GatewayFor func(cfg breaker.Config, timeout time.Duration) *breaker.CallOutcomeProbabilities
 	// RetryOnRejection says whether the caller's retry retries CallNotPermittedException;
 	// nil unknown (then the property pg.retry-on-rejection is read if present).
 	RetryOnRejection *bool
@@ -725,10 +727,23 @@ func (l *linter) minCalls(s *subject) {
 		fmt.Sprintf("Set minimum-number-of-calls to at most %d, or lengthen sliding-window-size.", max(1, int(math.Floor(calls)))))
 }
 
+// NegligiblePassProbability is the half-open pass probability below which lint
+// reports that the breaker cannot close (an error): under one trial in a million
+// passes, i.e. never in any run an operator would wait for. Exact latency
+// distributions give such tiny non-zero chances, e.g. a uniform 100ms-500ms latency
+// is at most 100 ms with probability 1/400,000,001.
+const NegligiblePassProbability = 1e-6
+
 func (l *linter) halfOpen(s *subject) {
 	gw := l.opt.Gateway
 	if l.opt.GatewayFor != nil {
-		gw = l.opt.GatewayFor(s.r.Config.SlowCallDurationThreshold)
+		timeout := time.Duration(-1)
+		if s.tl.applied && !s.tl.off {
+			if tl, _, err := l.f.ResolveTimeLimiter(s.tl.name); err == nil {
+				timeout = tl.TimeoutDuration
+			}
+		}
+		gw = l.opt.GatewayFor(s.r.Config, timeout)
 	}
 	if gw == nil {
 		return
@@ -737,10 +752,14 @@ func (l *linter) halfOpen(s *subject) {
 	p := breaker.HalfOpenPassProbability(r.Config, *gw)
 	key := where(r, keyPermittedInHalfOpen)
 	switch {
-	case p == 0:
+	case p < NegligiblePassProbability:
 		l.addFor(s, "half-open-trial-cannot-pass", SeverityError, key, l.lineOf(key),
 			func(b string) string {
-				return fmt.Sprintf("%s cannot close while the gateway behaves so: with %s, a failure-rate threshold of %s and a slow-call-rate threshold of %s (slow: above %v), no half-open trial keeps both rates below their thresholds.", upperFirst(b), plural(min(r.Config.PermittedNumberOfCallsInHalfOpenState, r.Config.MinimumNumberOfCalls), "deciding trial call"), pct(r.Config.FailureRateThreshold), pct(r.Config.SlowCallRateThreshold), r.Config.SlowCallDurationThreshold)
+				chance := "no half-open trial keeps"
+				if p > 0 {
+					chance = fmt.Sprintf("practically no half-open trial (probability %.3g) keeps", p)
+				}
+				return fmt.Sprintf("%s cannot close while the gateway behaves so: with %s, a failure-rate threshold of %s and a slow-call-rate threshold of %s (slow: above %v), %s both rates below their thresholds.", upperFirst(b), plural(min(r.Config.PermittedNumberOfCallsInHalfOpenState, r.Config.MinimumNumberOfCalls), "deciding trial call"), pct(r.Config.FailureRateThreshold), pct(r.Config.SlowCallRateThreshold), r.Config.SlowCallDurationThreshold, chance)
 			},
 			"Raise slow-call-duration-threshold above the gateway's normal latency, or the thresholds, so a healthy-enough gateway can pass the trial.")
 	case p < 0.5:

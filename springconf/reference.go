@@ -14,3 +14,15 @@ var referenceYAML []byte
 func ReferenceYAML() []byte {
 	return append([]byte(nil), referenceYAML...)
 }
+
+// ReferenceName is the name the reference setting reads as in errors and findings.
+const ReferenceName = "reference application.yml"
+
+// LoadOrReference loads path, or parses the reference setting when path is "".
+// It is how every command picks its configuration file.
+func LoadOrReference(path string) (*File, error) {
+	if path == "" {
+		return Parse(ReferenceName, referenceYAML, YAML)
+	}
+	return Load(path)
+}

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"time"
 
 	"github.com/cbprobe/cbprobe/breaker"
 	"github.com/cbprobe/cbprobe/collect"
 	"github.com/cbprobe/cbprobe/pgsim/behavior"
+	"github.com/cbprobe/cbprobe/sim"
 	"github.com/cbprobe/cbprobe/springconf"
 	"github.com/spf13/cobra"
 )
@@ -87,11 +87,9 @@ Exit 1 when a finding has severity error, 0 otherwise, 2 when the file cannot be
 	return cmd
 }
 
-// gatewayProbabilities turns the gateway flags into call outcome probabilities
-// for a slow-call threshold: failures answer at once (fast), a success is slow
-// when its latency exceeds the threshold. The slow share of successes is
-// estimated from 200,000 seeded draws (standard error below 0.0012).
-func gatewayProbabilities(errRate float64, latency string, slow time.Duration) (*breaker.CallOutcomeProbabilities, error) {
+// lintGateway turns the gateway flags into pgsim's behaviour: failing calls answer
+// at once, the others after a latency drawn from --latency. Nil when neither is given.
+func lintGateway(errRate float64, latency string) (*behavior.Behavior, error) {
 	if math.IsNaN(errRate) && latency == "" {
 		return nil, nil
 	}
@@ -105,16 +103,13 @@ func gatewayProbabilities(errRate float64, latency string, slow time.Duration) (
 	if err != nil {
 		return nil, fmt.Errorf("--latency: %w", err)
 	}
-	r := rand.New(rand.NewPCG(1, 2))
-	const n = 200000
-	slowN := 0
-	for range n {
-		if d.Sample(r) > slow {
-			slowN++
-		}
+	b := behavior.DefaultBehavior()
+	b.ErrorRate, b.Latency, b.ErrorTiming = errRate, d, behavior.Immediate
+	b.HangRate, b.ResetRate, b.Slow = 0, 0, false
+	if err := b.Validate(); err != nil {
+		return nil, fmt.Errorf("--error-rate/--latency: %w", err)
 	}
-	q := float64(slowN) / n
-	return &breaker.CallOutcomeProbabilities{FastSuccess: (1 - errRate) * (1 - q), SlowSuccess: (1 - errRate) * q, FastFailure: errRate}, nil
+	return &b, nil
 }
 
 func runLint(ctx context.Context, g *globalOptions, o *lintOptions, path string) error {
@@ -139,19 +134,16 @@ func runLint(ctx context.Context, g *globalOptions, o *lintOptions, path string)
 			return usageErr(fmt.Errorf("--assume %q: want retry, timelimiter or feign", a))
 		}
 	}
-	// Check the gateway flags once; the mix is then computed per breaker's slow threshold.
-	if _, err := gatewayProbabilities(o.errorRate, o.latency, breaker.DefaultConfig().SlowCallDurationThreshold); err != nil {
+	gw, err := lintGateway(o.errorRate, o.latency)
+	if err != nil {
 		return usageErr(err)
 	}
-	if !math.IsNaN(o.errorRate) {
-		cache := map[time.Duration]*breaker.CallOutcomeProbabilities{}
-		opt.GatewayFor = func(slow time.Duration) *breaker.CallOutcomeProbabilities {
-			if p, ok := cache[slow]; ok {
-				return p
-			}
-			p, _ := gatewayProbabilities(o.errorRate, o.latency, slow)
-			cache[slow] = p
-			return p
+	if gw != nil {
+		// The same computation predict and experiment use: exact where the latency
+		// distribution allows it, with the TimeLimiter's timeouts counted.
+		opt.GatewayFor = func(cfg breaker.Config, timeout time.Duration) *breaker.CallOutcomeProbabilities {
+			p := sim.OutcomeProbabilities(*gw, cfg, breaker.RetryConfig{MaxAttempts: 1}, timeout, 0)
+			return &p.Call
 		}
 	}
 	if o.actuator != "" {

@@ -76,8 +76,8 @@ The same --seed gives the same output whatever the number of CPUs.`,
 	f.StringVar(&o.hangMax, "hang-max", "30s", "gateway: how long a hanging call is held")
 	f.Float64Var(&o.resetRate, "reset-rate", 0, "gateway: probability in [0,1] that the connection is reset")
 	f.StringVar(&o.timelimiter, "timelimiter", "", "TimeLimiter timeout (e.g. 600ms, 1s), overrides the config; \"off\" for none")
-	f.IntVar(&o.retry, "retry", 0, "Retry max attempts (first call included), overrides the config")
-	f.BoolVar(&o.retryOnRejection, "retry-on-rejection", false, "retry an attempt the breaker rejected (CallNotPermitted); default: a rejection ends the request as CIRCUIT_OPEN")
+	f.IntVar(&o.retry, "retry", 0, "Retry max attempts (first call included), overrides the config (pg.retry-max-attempts, else the retry's max-attempts)")
+	f.BoolVar(&o.retryOnRejection, "retry-on-rejection", false, "retry an attempt the breaker rejected (CallNotPermitted), overrides the config's pg.retry-on-rejection (default false: a rejection ends the request as CIRCUIT_OPEN)")
 	f.BoolVar(&o.startOpen, "start-open", false, "start with the breaker OPEN and its wait elapsed, as left open by an earlier run")
 	f.StringVar(&o.windowType, "window-type", "", "sliding window type COUNT_BASED or TIME_BASED, overrides the config")
 	f.IntVar(&o.windowSize, "window-size", 0, "sliding window size (calls or seconds), overrides the config")
@@ -86,8 +86,8 @@ The same --seed gives the same output whatever the number of CPUs.`,
 	f.IntVar(&o.sequential, "sequential", 40, "closed-model traffic: requests per user, sent back to back (ignored with --phases)")
 	f.IntVar(&o.users, "users", 1, "closed-model traffic: number of users")
 	f.StringVar(&o.think, "think", "0s", "closed-model traffic: pause between one user's requests")
-	f.StringVar(&o.dbLatency, "db-latency", "2ms-5ms", "the service's own work per DB step (3 per request: order, payment before and after the gateway call)")
-	f.StringVar(&o.callOverhead, "call-overhead", "1ms", "HTTP round trip added to every gateway call's measured duration")
+	f.StringVar(&o.dbLatency, "db-latency", springconf.DefaultDBLatency.String(), "the service's own work per DB step (3 per request: order, payment before and after the gateway call), overrides the config's demo.db-latency")
+	f.StringVar(&o.callOverhead, "call-overhead", sim.DefaultCallOverhead.String(), "HTTP round trip added to every gateway call's measured duration")
 	f.IntVar(&o.runs, "runs", 1000, "number of simulated runs")
 	f.Uint64Var(&o.seed, "seed", 1, "seed; run i uses a seed derived from (seed, i)")
 	f.BoolVar(&o.jsonOut, "json", false, "write the prediction as JSON")
@@ -130,37 +130,22 @@ func runPredict(cmd *cobra.Command, g *globalOptions, o *predictOptions) error {
 
 // arm builds the simulated arm from the config and the flags; errors name the flag or key.
 func (o *predictOptions) arm(cmd *cobra.Command) (sim.Arm, error) {
-	var (
-		file *springconf.File
-		err  error
-	)
-	if o.config == "" {
-		file, err = springconf.Parse("reference application.yml", springconf.ReferenceYAML(), springconf.YAML)
-	} else {
-		file, err = springconf.Load(o.config)
-	}
+	file, err := springconf.LoadOrReference(o.config)
 	if err != nil {
 		return sim.Arm{}, fmt.Errorf("--config: %w", err)
 	}
-	res, err := file.Resolve(o.name)
+	svc, err := file.ResolveService(o.name, o.retryName)
 	if err != nil {
-		return sim.Arm{}, fmt.Errorf("--config: circuit breaker %q: %w", o.name, err)
+		return sim.Arm{}, fmt.Errorf("--config: %w", err)
 	}
-	cfg := res.Config
-	tl, _, err := file.ResolveTimeLimiter(o.name)
-	if err != nil {
-		return sim.Arm{}, fmt.Errorf("--config: time limiter %q: %w", o.name, err)
-	}
-	retryName := o.retryName
-	if retryName == "" {
-		retryName = o.name
-	}
-	rc, _, err := file.ResolveRetry(retryName)
-	if err != nil {
-		return sim.Arm{}, fmt.Errorf("--config: retry %q: %w", retryName, err)
-	}
-	arm := sim.Arm{Name: o.name, BreakerName: o.name, Retry: rc, RetryOnRejection: o.retryOnRejection, StartOpen: o.startOpen, TimeLimiter: &tl}
+	// The same conversion `experiment` makes; the flags below override it.
+	arm := sim.ServiceArm(o.name, svc)
+	cfg := arm.Breaker
+	arm.StartOpen = o.startOpen
 	changed := cmd.Flags().Changed
+	if changed("retry-on-rejection") {
+		arm.RetryOnRejection = o.retryOnRejection
+	}
 	if changed("timelimiter") {
 		if strings.EqualFold(o.timelimiter, "off") {
 			arm.TimeLimiter = nil
@@ -207,11 +192,15 @@ func (o *predictOptions) arm(cmd *cobra.Command) (sim.Arm, error) {
 		return sim.Arm{}, err
 	}
 	arm.Gateway = gw
-	if arm.DBLatency, err = behavior.ParseDistribution(o.dbLatency); err != nil {
-		return sim.Arm{}, fmt.Errorf("--db-latency: %w", err)
+	if changed("db-latency") {
+		if arm.DBLatency, err = behavior.ParseDistribution(o.dbLatency); err != nil {
+			return sim.Arm{}, fmt.Errorf("--db-latency: %w", err)
+		}
 	}
-	if arm.CallOverhead, err = predictDuration("--call-overhead", o.callOverhead); err != nil {
-		return sim.Arm{}, err
+	if changed("call-overhead") {
+		if arm.CallOverhead, err = predictDuration("--call-overhead", o.callOverhead); err != nil {
+			return sim.Arm{}, err
+		}
 	}
 	if o.phases != "" {
 		if arm.Phases, err = attack.ParsePhases(o.phases); err != nil {
@@ -314,7 +303,7 @@ func writePrediction(w io.Writer, arm *sim.Arm, p *sim.Prediction) error {
 	tw.Flush()
 	if p.FirstOpenRequest.N > 0 {
 		fmt.Fprintf(ew, "\nfirst OPEN by cause: failure-rate %s, slow-call-rate %s, both %s\n\n",
-			predictPct(p.OpenCauses[sim.CauseFailureRate]), predictPct(p.OpenCauses[sim.CauseSlowCallRate]), predictPct(p.OpenCauses[sim.CauseBoth]))
+			predictPct(p.OpenCauses[breaker.CauseFailureRate]), predictPct(p.OpenCauses[breaker.CauseSlowCallRate]), predictPct(p.OpenCauses[breaker.CauseBoth]))
 	} else {
 		fmt.Fprint(ew, "\nfirst OPEN by cause: the breaker never went from CLOSED to OPEN\n\n")
 	}

@@ -22,7 +22,7 @@ import org.springframework.stereotype.Service;
  * is a Resilience4j Retry around the whole Feign call, so each attempt is one call of the breaker
  * (the field report's second trap). The retry takes its settings from
  * {@code resilience4j.retry.configs.default}, with {@code pg.retry-max-attempts} and
- * {@code pg.retry-wait} on top, and does not retry a call the open breaker refused unless
+ * {@code pg.retry-wait} on top when they are set, and does not retry a call the open breaker refused unless
  * {@code pg.retry-on-rejection=true}.
  */
 @Service
@@ -51,7 +51,7 @@ public class PaymentFacade {
 
 	static RetryConfig retryConfig(RetryConfig base, PgProperties pg) {
 		RetryConfig.Builder<Object> builder = RetryConfig.custom()
-			.maxAttempts(pg.retryMaxAttempts())
+			.maxAttempts(pg.retryMaxAttempts() != null ? pg.retryMaxAttempts() : base.getMaxAttempts())
 			.failAfterMaxAttempts(base.isFailAfterMaxAttempts())
 			.retryOnException(e -> {
 				if (find(e, CallNotPermittedException.class) != null && !pg.retryOnRejection()) {

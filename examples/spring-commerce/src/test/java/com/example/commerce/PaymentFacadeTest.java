@@ -15,7 +15,7 @@ import org.springframework.cloud.client.circuitbreaker.NoFallbackAvailableExcept
 
 class PaymentFacadeTest {
 
-	private static PgProperties pg(int attempts, Duration wait, boolean retryOnRejection) {
+	private static PgProperties pg(Integer attempts, Duration wait, boolean retryOnRejection) {
 		return new PgProperties("http://127.0.0.1:8082", null, attempts, wait, retryOnRejection);
 	}
 
@@ -30,6 +30,13 @@ class PaymentFacadeTest {
 		RetryConfig config = PaymentFacade.retryConfig(RetryConfig.ofDefaults(), pg(1, Duration.ofMillis(20), false));
 		assertThat(config.getMaxAttempts()).isEqualTo(1);
 		assertThat(config.getIntervalBiFunction().apply(1, null)).isEqualTo(20L);
+	}
+
+	@Test
+	void retryKeepsTheConfiguredAttemptsWhenPgRetryMaxAttemptsIsUnset() {
+		RetryConfig base = RetryConfig.custom().maxAttempts(5).build();
+		assertThat(PaymentFacade.retryConfig(base, pg(null, null, false)).getMaxAttempts()).isEqualTo(5);
+		assertThat(PaymentFacade.retryConfig(base, pg(2, null, false)).getMaxAttempts()).isEqualTo(2);
 	}
 
 	@Test
