@@ -19,7 +19,29 @@ import (
 // target must run with for the arm to mean what it says.
 const ExternalConfigNote = "cbprobe cannot change an external service's configuration: this arm assumes your service runs with "
 
-// analyse turns what an arm recorded into its part of the run record.
+// armFacts are what the analysis measured for an arm, typed. Findings,
+// comparisons and expectations read these; run.json shows the same values as
+// parameters and notes for people, and no code reads those back, so rewording a
+// note cannot turn a finding off.
+type armFacts struct {
+	// loadBehind is the load generator's warning when it fell behind the plan ("" on time).
+	loadBehind string
+	// targetDown says the target stopped answering mid-run ("" when it did not).
+	targetDown string
+	// unobstructed counts the requests of the attempts measure (see attemptsPerRequest).
+	unobstructed int
+	// gatewayRefused counts gateway attempts answered 4xx (refused payments).
+	gatewayRefused int
+	// notPermitted counts the breaker's NOT_PERMITTED events.
+	notPermitted int
+	// eventsLost lists, per loss, what was lost to the service's event ring buffer.
+	eventsLost []string
+	// prediction is the simulation of the arm.
+	prediction sim.Prediction
+}
+
+// analyse turns what an arm recorded into its part of the run record, and its
+// typed facts into ar.facts.
 func (ar *armRun) analyse(p armPlan, o Options) *results.Arm {
 	ar.mu.Lock()
 	defer ar.mu.Unlock()
@@ -45,34 +67,39 @@ func (ar *armRun) analyse(p armPlan, o Options) *results.Arm {
 		arm.Breaker = ar.feign
 	}
 	arm.Latency = scaleLatency(arm.Latency, o.Speed)
+	f := &ar.facts
 	if out.Lag.Behind {
-		arm.Parameters["loadBehind"] = "arm " + arm.Name + ": " + out.Lag.Warning
+		f.loadBehind = "arm " + arm.Name + ": " + out.Lag.Warning
+		arm.Parameters["loadBehind"] = f.loadBehind
 	}
 	if out.TargetDown != "" {
-		arm.Parameters["targetDown"] = out.TargetDown
+		f.targetDown = out.TargetDown
+		arm.Parameters["targetDown"] = f.targetDown
 	}
-	arm.AttemptsPerRequest, ar.unobstructed, ar.unreached = attemptsPerRequest(out.Requests, ar.orders, ar.log, ar.attempts.Total)
+	arm.AttemptsPerRequest, f.unobstructed, ar.unreached = attemptsPerRequest(out.Requests, ar.orders, ar.log, ar.attempts.Total)
 	if n := ar.attempts.Outcomes[pgsim.OutcomeRejected]; n > 0 {
+		f.gatewayRefused = n
 		arm.Parameters["gatewayRefused"] = n
 	}
-	notPermitted := 0
 	for _, e := range out.Recording.Events {
 		if runner.BreakerKey(e.Name, e.Instance) == arm.Breaker && e.Type == "NOT_PERMITTED" {
-			notPermitted++
+			f.notPermitted++
 		}
 	}
-	arm.Parameters["notPermittedEvents"] = notPermitted
+	arm.Parameters["notPermittedEvents"] = f.notPermitted
 	if o.Speed != 1 {
 		arm.Notes = append(arm.Notes, fmt.Sprintf("Run at --speed %g: rates ×%g and durations ÷%g in real time; latencies below are in service time (real × %g).", o.Speed, o.Speed, o.Speed, o.Speed))
 	}
 	arm.Notes = append(arm.Notes, fmt.Sprintf("Gateway attempts (the gateway's attempt log: pgsim's, or fault's with --gateway fault): %.3f per request over the %d requests the breaker did not reject; %d in all for %d requests.",
-		arm.AttemptsPerRequest, ar.unobstructed, ar.attempts.Total, arm.Totals().Sent))
+		arm.AttemptsPerRequest, f.unobstructed, ar.attempts.Total, arm.Totals().Sent))
 	if ar.unreached > 0 {
 		arm.Notes = append(arm.Notes, fmt.Sprintf("%d requests were left out of attempts per request: their payment never reached the gateway (cut by the TimeLimiter or a transport error before pgsim received it), so they say nothing about retries.", ar.unreached))
 	}
 	for _, l := range out.Recording.Lost {
-		arm.Notes = append(arm.Notes, fmt.Sprintf("Events of %s lost to the service's ring buffer (size %d) between %s and %s (at least %d).",
-			l.Name, l.BufferSize, out.ToWall(l.After).Format(time.RFC3339Nano), out.ToWall(l.Before).Format(time.RFC3339Nano), l.AtLeast))
+		n := fmt.Sprintf("Events of %s lost to the service's ring buffer (size %d) between %s and %s (at least %d).",
+			l.Name, l.BufferSize, out.ToWall(l.After).Format(time.RFC3339Nano), out.ToWall(l.Before).Format(time.RFC3339Nano), l.AtLeast)
+		f.eventsLost = append(f.eventsLost, n)
+		arm.Notes = append(arm.Notes, n)
 	}
 	if o.Target != "" && len(p.props) > 0 {
 		var lines []string
@@ -161,7 +188,8 @@ func scaleLatency(l results.LatencyStats, speed float64) results.LatencyStats {
 }
 
 // addComparisons sets the prediction beside each measurement.
-func addComparisons(arm *results.Arm, pr sim.Prediction, p armPlan, unob int) {
+func addComparisons(arm *results.Arm, p armPlan, f armFacts) {
+	pr, unob := f.prediction, f.unobstructed
 	reported := p.arm.Reported
 	rep := func(key string) *float64 {
 		if v, ok := reported[key]; ok {
@@ -225,7 +253,7 @@ func addComparisons(arm *results.Arm, pr sim.Prediction, p armPlan, unob int) {
 		att.OutsideBand = !ab.Contains(arm.AttemptsPerRequest)
 	}
 	arm.Comparisons = append(arm.Comparisons, att)
-	if why, _ := arm.Parameters["loadBehind"].(string); why != "" {
+	if f.loadBehind != "" {
 		// Everything but the attempts per request depends on when requests left.
 		for i := range arm.Comparisons {
 			c := &arm.Comparisons[i]
@@ -237,7 +265,7 @@ func addComparisons(arm *results.Arm, pr sim.Prediction, p armPlan, unob int) {
 		}
 	}
 	var causes []string
-	for _, k := range []string{"slow-call-rate", "failure-rate", "both"} {
+	for _, k := range []breaker.OpenCause{breaker.CauseSlowCallRate, breaker.CauseFailureRate, breaker.CauseBoth} {
 		if v := pr.OpenCauses[k]; v > 0 {
 			causes = append(causes, fmt.Sprintf("%s %.0f%%", k, 100*v))
 		}
@@ -269,25 +297,20 @@ func outside(c results.Comparison) bool {
 }
 
 // armOutcome extracts what expectations are checked against.
-func armOutcome(a *results.Arm) ArmOutcome {
+func armOutcome(a *results.Arm, f armFacts) ArmOutcome {
 	o := ArmOutcome{Name: a.Name, FirstOpenRequest: a.FirstOpenRequest, FirstRejectedRequest: a.FirstRejectedRequest,
 		AttemptsPerRequest: a.AttemptsPerRequest, FirstCause: "none"}
 	if a.Inconclusive() {
 		o.Unobserved = strings.Join(a.Observation.Reasons, "; ")
 	}
-	if down, _ := a.Parameters["targetDown"].(string); down != "" {
-		o.Untrusted = down
-	}
+	o.Untrusted = f.targetDown
 	for _, t := range a.Transitions {
 		if t.To == "OPEN" {
 			o.Opens++
-			if t.From == "CLOSED" && o.FirstCause == "none" {
-				o.FirstCause = t.Cause
-				if o.FirstCause == "" {
-					o.FirstCause = "unknown"
-				}
-			}
 		}
+	}
+	if c := a.FirstOpenCause(); c != "" {
+		o.FirstCause = c
 	}
 	for _, p := range a.Phases {
 		o.Phases = append(o.Phases, PhaseOutcome{Sent: p.Sent, Succeeded: p.Succeeded, Rejected: p.Rejected, Failed: p.Failed})
@@ -297,7 +320,7 @@ func armOutcome(a *results.Arm) ArmOutcome {
 
 // findings names the traps the run showed, with evidence and the setting that
 // fixes each, and adds the static configuration findings of springconf.Lint.
-func findings(run *results.Run, plans []armPlan) []results.Finding {
+func findings(run *results.Run, plans []armPlan, facts []armFacts) []results.Finding {
 	var out []results.Finding
 	seen := map[string]bool{}
 	add := func(f results.Finding) {
@@ -319,7 +342,7 @@ func findings(run *results.Run, plans []armPlan) []results.Finding {
 		if p.file == nil {
 			continue
 		}
-		for _, f := range measuredFindings(a, p) {
+		for _, f := range measuredFindings(a, p, facts[i]) {
 			add(f)
 		}
 		// The demo calls the gateway through Retry(CircuitBreaker(TimeLimiter(...))): both wrap the breaker.
@@ -343,7 +366,7 @@ func maxRate(p armPlan) float64 {
 	return r
 }
 
-func measuredFindings(a *results.Arm, p armPlan) []results.Finding {
+func measuredFindings(a *results.Arm, p armPlan, f armFacts) []results.Finding {
 	var out []results.Finding
 	s := p.settings
 	c := s.Breaker
@@ -360,7 +383,7 @@ func measuredFindings(a *results.Arm, p armPlan) []results.Finding {
 		if t.From != "CLOSED" || t.To != "OPEN" {
 			continue
 		}
-		if strings.Contains(t.Evidence.Note, "were timeouts") && !strings.Contains(t.Evidence.Note, " 0% of the failures were timeouts") {
+		if ts := t.Evidence.TimeoutShare; ts != nil && *ts > 0 {
 			out = append(out, results.Finding{ID: "timeouts-count-as-slow-failures", Severity: "warning", Arm: a.Name,
 				Title:    "Calls cut by the TimeLimiter were recorded as failures and, being longer than the slow threshold, as slow calls",
 				Detail:   fmt.Sprintf("A timeout after %s counts in both the failure rate and the slow-call rate (slow threshold %s), so the breaker's cause mixes the two.", s.TimeLimiter.TimeoutDuration, c.SlowCallDurationThreshold),
@@ -402,10 +425,10 @@ func measuredFindings(a *results.Arm, p armPlan) []results.Finding {
 				Setting:  "resilience4j.circuitbreaker.configs.default.minimum-number-of-calls"})
 		}
 	}
-	if n, _ := a.Parameters["gatewayRefused"].(int); n > 0 {
+	if n := f.gatewayRefused; n > 0 {
 		out = append(out, runner.GatewayRefused(a.Name, n, fmt.Sprintf("pgsim attempt log: %d attempts with outcome rejected-4xx", n)))
 	}
-	if np, _ := a.Parameters["notPermittedEvents"].(int); s.RetryOnRejection && tot.Rejected > 0 && np > tot.Rejected {
+	if np := f.notPermitted; s.RetryOnRejection && tot.Rejected > 0 && np > tot.Rejected {
 		out = append(out, results.Finding{ID: "retry-retries-rejections", Severity: "warning", Arm: a.Name,
 			Title:    fmt.Sprintf("The retry retried calls the open breaker rejected: %d NOT_PERMITTED events for %d rejected requests", np, tot.Rejected),
 			Detail:   "Each retried rejection is another NOT_PERMITTED call and, after the wait, can spend one of the half-open trial's permits, so the breaker recovers later.",
@@ -419,16 +442,16 @@ func measuredFindings(a *results.Arm, p armPlan) []results.Finding {
 			halfOpenFailed++
 		}
 	}
-	if pp, ok := a.Parameters["halfOpenPassProbability"].(float64); ok && pp == 0 && halfOpenFailed > 0 {
+	if pp := f.prediction.HalfOpenPassProbability; f.prediction.Runs > 0 && pp < springconf.NegligiblePassProbability && halfOpenFailed > 0 {
 		out = append(out, results.Finding{ID: "half-open-trial-cannot-pass", Severity: "error", Arm: a.Name,
 			Title:    fmt.Sprintf("No half-open trial of %d calls can pass while the gateway behaves so: the breaker cannot close", c.PermittedNumberOfCallsInHalfOpenState),
-			Evidence: []string{fmt.Sprintf("%d HALF_OPEN→OPEN transitions; exact pass probability 0", halfOpenFailed)},
+			Evidence: []string{fmt.Sprintf("%d HALF_OPEN→OPEN transitions; pass probability %.3g (below %g)", halfOpenFailed, pp, springconf.NegligiblePassProbability)},
 			Fix:      "raise slow-call-duration-threshold above the gateway's normal latency, or the thresholds the trial must stay under",
 			Setting:  "resilience4j.circuitbreaker.configs.default.slow-call-duration-threshold"})
 	}
 	for _, t := range a.Transitions {
 		ev := t.Evidence
-		if ev.FailureRateThreshold >= 0 && ev.FailureRateThreshold != float64(c.FailureRateThreshold) && strings.Contains(ev.Note, "actuator") {
+		if ev.ThresholdSource == results.ThresholdFromActuator && ev.FailureRateThreshold >= 0 && ev.FailureRateThreshold != float64(c.FailureRateThreshold) {
 			out = append(out, results.Finding{ID: "live-threshold-differs", Severity: "error", Arm: a.Name,
 				Title:    fmt.Sprintf("The live failure-rate threshold is %.0f%%, the configuration says %.0f%%: the settings did not apply to breaker %s", ev.FailureRateThreshold, c.FailureRateThreshold, a.Breaker),
 				Evidence: []string{"actuator /actuator/circuitbreakers"},
@@ -437,13 +460,10 @@ func measuredFindings(a *results.Arm, p armPlan) []results.Finding {
 			break
 		}
 	}
-	for _, n := range a.Notes {
-		if strings.HasPrefix(n, "Events of ") {
-			out = append(out, results.Finding{ID: "events-lost", Severity: "warning", Arm: a.Name,
-				Title: "Breaker events were lost to the service's event ring buffer between polls", Evidence: []string{n},
-				Fix: "raise event-consumer-buffer-size or poll more often (--interval)", Setting: "resilience4j.circuitbreaker.configs.default.event-consumer-buffer-size"})
-			break
-		}
+	if len(f.eventsLost) > 0 {
+		out = append(out, results.Finding{ID: "events-lost", Severity: "warning", Arm: a.Name,
+			Title: "Breaker events were lost to the service's event ring buffer between polls", Evidence: f.eventsLost[:1],
+			Fix: "raise event-consumer-buffer-size or poll more often (--interval)", Setting: "resilience4j.circuitbreaker.configs.default.event-consumer-buffer-size"})
 	}
 	return out
 }

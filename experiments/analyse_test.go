@@ -2,13 +2,17 @@ package experiments
 
 import (
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cbprobe/cbprobe/attack"
+	"github.com/cbprobe/cbprobe/breaker"
 	"github.com/cbprobe/cbprobe/pgsim"
 	"github.com/cbprobe/cbprobe/results"
+	"github.com/cbprobe/cbprobe/sim"
 )
 
 func TestAttemptsPerRequest(t *testing.T) {
@@ -94,7 +98,7 @@ func TestArmOutcome(t *testing.T) {
 		},
 		Phases: []results.PhaseStats{{Name: "a", Sent: 10, Succeeded: 7, Rejected: 2, Failed: 1}, {Name: "b"}},
 	}
-	o := armOutcome(a)
+	o := armOutcome(a, armFacts{})
 	if o.Name != "x" || o.FirstOpenRequest != 13 || o.FirstRejectedRequest != 14 || o.AttemptsPerRequest != 1.5 {
 		t.Errorf("armOutcome = %+v, want the arm's request numbers and attempts", o)
 	}
@@ -105,11 +109,14 @@ func TestArmOutcome(t *testing.T) {
 	if len(o.Phases) != 2 || o.Phases[0] != (PhaseOutcome{Sent: 10, Succeeded: 7, Rejected: 2, Failed: 1}) {
 		t.Errorf("phases %+v, want the arm's counts in order", o.Phases)
 	}
-	if never := armOutcome(&results.Arm{Name: "y"}); never.FirstCause != "none" || never.Opens != 0 {
+	if never := armOutcome(&results.Arm{Name: "y"}, armFacts{}); never.FirstCause != "none" || never.Opens != 0 {
 		t.Errorf("an arm that never opened: cause %q, opens %d; want none and 0", never.FirstCause, never.Opens)
 	}
-	if unk := armOutcome(&results.Arm{Transitions: []results.Transition{{From: "CLOSED", To: "OPEN"}}}); unk.FirstCause != "unknown" {
+	if unk := armOutcome(&results.Arm{Transitions: []results.Transition{{From: "CLOSED", To: "OPEN"}}}, armFacts{}); unk.FirstCause != "unknown" {
 		t.Errorf("an OPEN without a cause reads %q, want unknown", unk.FirstCause)
+	}
+	if down := armOutcome(&results.Arm{}, armFacts{targetDown: "refused 5 polls"}); down.Untrusted != "refused 5 polls" {
+		t.Errorf("a target that went down: untrusted %q, want the reason", down.Untrusted)
 	}
 }
 
@@ -164,19 +171,16 @@ func TestMeasuredFindingGatewayRefused(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name    string
-		refused any
+		refused int
 		want    bool
 	}{
 		{"refusals", 3, true},
-		{"none", nil, false},
+		{"none", 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := &results.Arm{Name: "retry-3", Parameters: map[string]any{}}
-			if tc.refused != nil {
-				a.Parameters["gatewayRefused"] = tc.refused
-			}
+			a := &results.Arm{Name: "retry-3"}
 			got := false
-			for _, f := range measuredFindings(a, plans[0]) {
+			for _, f := range measuredFindings(a, plans[0], armFacts{gatewayRefused: tc.refused}) {
 				if f.ID == "gateway-refused-requests" {
 					got = true
 					if !strings.Contains(f.Title, "3 payment calls") {
@@ -214,15 +218,107 @@ func TestMeasuredFindingRetriedRejections(t *testing.T) {
 		{"one event per rejected request", 10, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := &results.Arm{Name: "retry-3", Parameters: map[string]any{"notPermittedEvents": tc.notPermitted},
-				Phases: []results.PhaseStats{{Name: "sequential", Sent: 40, Rejected: 10}}}
+			a := &results.Arm{Name: "retry-3", Phases: []results.PhaseStats{{Name: "sequential", Sent: 40, Rejected: 10}}}
 			got := false
-			for _, f := range measuredFindings(a, plans[0]) {
+			for _, f := range measuredFindings(a, plans[0], armFacts{notPermitted: tc.notPermitted}) {
 				got = got || f.ID == "retry-retries-rejections"
 			}
 			if got != tc.want {
 				t.Errorf("retry-retries-rejections = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestFindingsIgnoreWording builds arms that show every measured finding, then
+// rewords every note, evidence note and parameter a person reads in run.json, and
+// requires the same findings: they are computed from typed fields, never from
+// the wording of a note.
+func TestFindingsIgnoreWording(t *testing.T) {
+	retrySpec, err := Named("retry")
+	if err != nil {
+		t.Fatal(err)
+	}
+	onRejection := true
+	retrySpec.Arms[0].Service.RetryOnRejection = &onRejection
+	retryPlans, err := planArms(retrySpec, "retry-3", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wtSpec, err := Named("window-type")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wtPlans, err := planArms(wtSpec, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var countPlan, timePlan armPlan
+	for _, p := range wtPlans {
+		switch p.settings.Breaker.SlidingWindowType {
+		case breaker.CountBased:
+			countPlan = p
+		case breaker.TimeBased:
+			timePlan = p
+		}
+	}
+	if countPlan.file == nil || timePlan.file == nil {
+		t.Fatalf("window-type arms %v: want one COUNT_BASED and one TIME_BASED", wtSpec.Arms)
+	}
+	share := 0.5
+	retry := results.Arm{Name: "retry-3", AttemptsPerRequest: 1.6, Breaker: "b",
+		Phases: []results.PhaseStats{{Name: "sequential", Sent: 40, Rejected: 10}},
+		Notes:  []string{"Events of b lost to the service's ring buffer (size 10) between t1 and t2 (at least 3)."},
+		Transitions: []results.Transition{
+			{From: "CLOSED", To: "OPEN", Cause: "both", Evidence: results.Evidence{TimeoutShare: &share, ThresholdSource: results.ThresholdFromActuator,
+				FailureRateThreshold: 50, SlowCallRateThreshold: 50, Note: "50% of the failures were timeouts (events); thresholds from actuator"}},
+			{From: "OPEN", To: "HALF_OPEN"}, {From: "HALF_OPEN", To: "OPEN", Cause: "half-open-trial"},
+		},
+		Parameters: map[string]any{"gatewayRefused": 2, "notPermittedEvents": 30, "halfOpenPassProbability": 0.0}}
+	count := results.Arm{Name: countPlan.arm.Name, Phases: []results.PhaseStats{
+		{Name: "burst", Rate: 15, Duration: 5 * time.Second, Sent: 75},
+		{Name: "pause", Rate: 0, Duration: 15 * time.Second},
+		{Name: "after", Rate: 5, Duration: 8 * time.Second, Sent: 40, Rejected: 40}}}
+	timed := results.Arm{Name: timePlan.arm.Name}
+	run := &results.Run{Arms: []results.Arm{retry, count, timed}}
+	plans := []armPlan{retryPlans[0], countPlan, timePlan}
+	facts := []armFacts{
+		{gatewayRefused: 2, notPermitted: 30, eventsLost: retry.Notes, prediction: sim.Prediction{Runs: 1, HalfOpenPassProbability: 0}},
+		{}, {},
+	}
+	ids := func(fs []results.Finding) []string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.Arm+"/"+f.ID)
+		}
+		return out
+	}
+	before := ids(findings(run, plans, facts))
+	for _, want := range []string{"retry-3/retry-amplification", "retry-3/timeouts-count-as-slow-failures", "retry-3/gateway-refused-requests",
+		"retry-3/retry-retries-rejections", "retry-3/half-open-trial-cannot-pass", "retry-3/live-threshold-differs", "retry-3/events-lost",
+		countPlan.arm.Name + "/window-memory-after-pause", timePlan.arm.Name + "/time-based-min-calls-unreachable"} {
+		if !slices.Contains(before, want) {
+			t.Errorf("finding %s missing from %v", want, before)
+		}
+	}
+	for i := range run.Arms {
+		a := &run.Arms[i]
+		for j := range a.Notes {
+			a.Notes[j] = "reworded note " + strconv.Itoa(j)
+		}
+		for j := range a.Transitions {
+			a.Transitions[j].Evidence.Note = "reworded evidence"
+		}
+		for k := range a.Parameters {
+			a.Parameters[k] = "reworded"
+		}
+	}
+	for i := range facts {
+		for j := range facts[i].eventsLost {
+			facts[i].eventsLost[j] = "reworded loss"
+		}
+	}
+	if after := ids(findings(run, plans, facts)); !slices.Equal(before, after) {
+		t.Errorf("findings changed with the wording:\nbefore %v\nafter  %v", before, after)
 	}
 }

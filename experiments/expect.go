@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"github.com/cbprobe/cbprobe/breaker"
 	"math"
 	"strconv"
 	"strings"
@@ -55,8 +56,14 @@ func (e *ExpectationError) Error() string {
 // ExitCode is 2: a bad expression is a usage error.
 func (e *ExpectationError) ExitCode() int { return 2 }
 
+// validCauses are the causes an expectation may name: breaker.OpenCauses and
+// "none" (the breaker never went from CLOSED to OPEN).
 func validCauses() []string {
-	return []string{"failure-rate", "slow-call-rate", "both", "half-open-trial", "forced", "unknown", "none"}
+	var cs []string
+	for _, c := range breaker.OpenCauses() {
+		cs = append(cs, string(c))
+	}
+	return append(cs, "none")
 }
 
 func numericMetrics() []string {

@@ -20,6 +20,7 @@ import (
 	"github.com/cbprobe/cbprobe/runner"
 	"github.com/cbprobe/cbprobe/service"
 	"github.com/cbprobe/cbprobe/sim"
+	"github.com/cbprobe/cbprobe/springconf"
 )
 
 // Options says how to run an experiment.
@@ -54,6 +55,9 @@ type Options struct {
 	Headers http.Header
 	// Insecure skips TLS verification of the metrics source.
 	Insecure bool
+	// Interval is the metrics poll interval in real time; 0 means 100 ms of
+	// service time (100 ms ÷ Speed, at least 20 ms).
+	Interval time.Duration
 	// Seed makes the gateway's outcomes and the predictions reproducible (0: 1).
 	Seed int64
 	// Speed runs the embedded setup Speed times faster (1: real time).
@@ -120,13 +124,13 @@ func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 	o = withDefaults(o)
 	spec := o.Spec
 	switch o.Metrics {
-	case "actuator", "prometheus":
-	case "prom-api":
+	case collect.KindActuator, collect.KindPrometheus:
+	case collect.KindPromAPI:
 		if o.MetricsURL == "" {
-			return nil, "", &SpecError{Source: "--metrics-url", Msg: "prom-api needs the Prometheus server's URL"}
+			return nil, "", &SpecError{Source: "--prom-api", Msg: "prom-api needs the Prometheus server's URL"}
 		}
 	default:
-		return nil, "", &SpecError{Source: "--metrics", Msg: fmt.Sprintf("%q is not one of actuator, prometheus, prom-api", o.Metrics)}
+		return nil, "", &SpecError{Source: "--metrics", Msg: fmt.Sprintf("%q is not one of %s", o.Metrics, strings.Join(collect.Kinds(), ", "))}
 	}
 	exprs := append(append([]string{}, spec.Expect...), o.Expect...)
 	expects, err := ParseExpectations(exprs)
@@ -202,6 +206,7 @@ func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 	if err := w.Checkpoint(run); err != nil {
 		return nil, dir, err
 	}
+	var facts []armFacts // one per arm of run.Arms
 	for i, p := range plans {
 		o.Logger.Info("arm", "name", p.arm.Name, "of", len(plans), "index", i+1)
 		prediction, err := sim.Predict(ctx, p.sim, o.PredictRuns, uint64(o.Seed))
@@ -213,13 +218,15 @@ func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 		if ctx.Err() != nil {
 			return run, dir, interrupted(ctx, w, run)
 		}
-		arm, unob, err := runArm(ctx, o, gw, p, w)
+		arm, af, err := runArm(ctx, o, gw, p, w)
 		if arm != nil {
-			addComparisons(arm, prediction, p, unob)
-			if behind := arm.Parameters["loadBehind"]; behind != nil {
-				run.Warnings = append(run.Warnings, behind.(string))
+			af.prediction = prediction
+			addComparisons(arm, p, af)
+			if af.loadBehind != "" {
+				run.Warnings = append(run.Warnings, af.loadBehind)
 			}
 			run.Arms = append(run.Arms, *arm)
+			facts = append(facts, af)
 			if cerr := w.Checkpoint(run); cerr != nil {
 				o.Logger.Warn("checkpoint run.json", "dir", dir, "err", cerr)
 			}
@@ -232,10 +239,10 @@ func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 			return run, dir, err
 		}
 	}
-	run.Findings = findings(run, plans)
+	run.Findings = findings(run, plans, facts)
 	outcomes := make([]ArmOutcome, len(run.Arms))
 	for i := range run.Arms {
-		outcomes[i] = armOutcome(&run.Arms[i])
+		outcomes[i] = armOutcome(&run.Arms[i], facts[i])
 	}
 	failed := 0
 	for _, e := range expects {
@@ -381,8 +388,7 @@ type armRun struct {
 	attempts pgsim.AttemptStats
 	log      []pgsim.Attempt
 	orders   map[int]string // request number -> the service's orderId (captured by the flow)
-	// unobstructed counts the requests of the attempts measure (see attemptsPerRequest)
-	unobstructed int
+	facts    armFacts
 	// unreached counts requests whose payment never reached the gateway
 	unreached int
 	feign     string // the breaker name the configuration resolves
@@ -391,7 +397,7 @@ type armRun struct {
 // runArm starts the gateway (and the reference service unless o.Target is set)
 // and hands the arm to the shared runner (load, polling, drain, reconciliation);
 // then it reads the gateway's attempt log and analyses the arm.
-func runArm(ctx context.Context, o Options, gp gatewayPlan, p armPlan, w *results.Writer) (*results.Arm, int, error) {
+func runArm(ctx context.Context, o Options, gp gatewayPlan, p armPlan, w *results.Writer) (*results.Arm, armFacts, error) {
 	ar := &armRun{feign: p.settings.BreakerName, orders: map[int]string{}}
 	var gw gateway
 	var svc *service.Process
@@ -471,8 +477,8 @@ func runArm(ctx context.Context, o Options, gp gatewayPlan, p armPlan, w *result
 		Source: func(target string, clock collect.Clock) (collect.Source, error) {
 			return metricsSource(o, target, clock)
 		},
-		Interval:   max(20*time.Millisecond, time.Duration(float64(100*time.Millisecond)/o.Speed)),
-		Thresholds: configThresholds(p),
+		Interval:   pollInterval(o),
+		Thresholds: ConfigThresholds(p.file),
 		Breaker:    o.Breaker,
 		Prefer:     p.settings.BreakerName,
 		Writer:     w,
@@ -508,7 +514,7 @@ func runArm(ctx context.Context, o Options, gp gatewayPlan, p armPlan, w *result
 		t.Stop()
 	}
 	if out == nil {
-		return nil, 0, err
+		return nil, armFacts{}, err
 	}
 	ar.out = out
 	if gw != nil {
@@ -521,9 +527,9 @@ func runArm(ctx context.Context, o Options, gp gatewayPlan, p armPlan, w *result
 		err = errors.Join(err, serr)
 	}
 	if err != nil && ctx.Err() == nil {
-		return arm, ar.unobstructed, err
+		return arm, ar.facts, err
 	}
-	return arm, ar.unobstructed, nil
+	return arm, ar.facts, nil
 }
 
 func closeWithin(closeFn func(context.Context) error) {
@@ -535,31 +541,42 @@ func closeWithin(closeFn func(context.Context) error) {
 func metricsSource(o Options, target string, clock collect.Clock) (collect.Source, error) {
 	opt := collect.HTTPOptions{Headers: o.Headers, Insecure: o.Insecure, Clock: clock, Logger: o.Logger}
 	url := o.MetricsURL
-	switch o.Metrics {
-	case "actuator":
-		if url == "" {
-			url = target
-		}
-		return collect.NewActuator(url, opt), nil
-	case "prometheus":
-		if url == "" {
-			url = strings.TrimRight(target, "/") + "/actuator/prometheus"
-		}
-		return collect.NewPrometheus(url, opt), nil
-	case "prom-api":
-		if url == "" {
-			return nil, &SpecError{Source: "--metrics-url", Msg: "prom-api needs the Prometheus server's URL"}
-		}
-		return collect.NewPromAPI(url, o.Selector, opt)
+	switch {
+	case url != "":
+	case o.Metrics == collect.KindActuator:
+		url = target
+	case o.Metrics == collect.KindPrometheus:
+		url = strings.TrimRight(target, "/") + "/actuator/prometheus"
+	case o.Metrics == collect.KindPromAPI:
+		return nil, &SpecError{Source: "--prom-api", Msg: "prom-api needs the Prometheus server's URL"}
 	}
-	return nil, &SpecError{Source: "--metrics", Msg: fmt.Sprintf("%q is not one of actuator, prometheus, prom-api", o.Metrics)}
+	src, err := collect.NewSource(o.Metrics, url, o.Selector, opt)
+	if err != nil {
+		return nil, &SpecError{Source: "--metrics", Msg: err.Error()}
+	}
+	return src, nil
 }
 
-func configThresholds(p armPlan) collect.Thresholds {
-	c := p.settings.Breaker
-	return collect.StaticThresholds(map[string]collect.Threshold{
-		p.settings.BreakerName: {FailureRate: float64(c.FailureRateThreshold), SlowCallRate: float64(c.SlowCallRateThreshold), Source: "config " + p.file.Name()},
-	})
+// pollInterval is o.Interval, or 100 ms of service time (at least 20 ms real).
+func pollInterval(o Options) time.Duration {
+	if o.Interval > 0 {
+		return o.Interval
+	}
+	return max(20*time.Millisecond, time.Duration(float64(100*time.Millisecond)/o.Speed))
+}
+
+// ConfigThresholds reads each breaker's rate thresholds from f, resolved for the
+// breaker's runtime name as Spring does; it is how attack, experiment and watch
+// give thresholds to sources that do not export them (Prometheus).
+func ConfigThresholds(f *springconf.File) collect.Thresholds {
+	return func(name string) (collect.Threshold, bool) {
+		r, err := f.Resolve(name)
+		if err != nil {
+			return collect.Threshold{}, false
+		}
+		return collect.Threshold{FailureRate: float64(r.Config.FailureRateThreshold), SlowCallRate: float64(r.Config.SlowCallRateThreshold),
+			Source: "config " + f.Name()}, true
+	}
 }
 
 // scalePhases shortens the plan for a sped-up run: rates × speed, durations ÷ speed,

@@ -105,6 +105,36 @@ func (a *Arm) MarkRequests(reqs []Request) {
 	}
 }
 
+// FirstOpen returns the arm's first CLOSED→OPEN transition, nil when the
+// breaker never went from CLOSED to OPEN. It is the one definition of "first
+// OPEN": FirstOpenRequest is its Request (MarkRequests), and the summaries and
+// expectations (cause=...) read its Cause through FirstOpenCause.
+func (a *Arm) FirstOpen() *Transition {
+	for i := range a.Transitions {
+		if t := &a.Transitions[i]; t.From == "CLOSED" && t.To == "OPEN" {
+			return t
+		}
+	}
+	return nil
+}
+
+// FirstOpenCause is the first OPEN's cause: "unknown" when cbprobe could not
+// label it, "" when the breaker never went from CLOSED to OPEN.
+func (a *Arm) FirstOpenCause() string {
+	t := a.FirstOpen()
+	switch {
+	case t == nil:
+		return ""
+	case t.Cause == "":
+		return CauseUnknown
+	}
+	return t.Cause
+}
+
+// CauseUnknown labels an OPEN whose cause cbprobe did not see; the value of
+// breaker.CauseUnknown (Transition.Cause holds breaker.OpenCause values).
+const CauseUnknown = "unknown"
+
 // LatencyOf returns the latency percentiles (nearest rank) and mean of the
 // requests of arm in reqs, in milliseconds; zero when there are none. An
 // empty arm takes every request.

@@ -223,8 +223,10 @@ type Transition struct {
 	// From and To are Resilience4j state names: CLOSED, OPEN, HALF_OPEN, FORCED_OPEN, DISABLED, METRICS_ONLY.
 	From string `json:"from"`
 	To   string `json:"to"`
-	// Cause labels why the breaker went OPEN: "failure-rate", "slow-call-rate",
-	// "both", "half-open-trial", "forced", "unknown"; empty for other transitions.
+	// Cause labels why the breaker went OPEN, a breaker.OpenCause value:
+	// "failure-rate", "slow-call-rate", "both", "half-open-trial", "forced",
+	// "unknown"; empty for other transitions. (Kept a string so that results
+	// imports no other cbprobe package; collect and sim write the typed labels.)
 	Cause string `json:"cause,omitempty"`
 	// Evidence is what the cause was read from.
 	Evidence Evidence `json:"evidence"`
@@ -257,9 +259,19 @@ type Evidence struct {
 	Slow     int `json:"slow"`
 	// Events lists the breaker events that support the label, e.g. "SLOW_CALL_RATE_EXCEEDED 62.5%".
 	Events []string `json:"events,omitempty"`
+	// TimeoutShare is the share in [0, 1] of the window's failures that were
+	// TimeLimiter timeouts; nil when not measured.
+	TimeoutShare *float64 `json:"timeoutShare,omitempty"`
+	// ThresholdSource is where the thresholds came from: ThresholdFromActuator (the
+	// running service), a configuration's name, or "" (unknown).
+	ThresholdSource string `json:"thresholdSource,omitempty"`
 	// Note is a free-form remark.
 	Note string `json:"note,omitempty"`
 }
+
+// ThresholdFromActuator is Evidence.ThresholdSource for thresholds the running
+// service reported.
+const ThresholdFromActuator = "actuator"
 
 // UnknownEvidence returns Evidence with every number Unknown.
 func UnknownEvidence() Evidence {

@@ -328,14 +328,7 @@ func phaseAt(a *Arm, i int) PhaseStats {
 	return PhaseStats{}
 }
 
-func firstOpenCause(a *Arm) string {
-	for _, t := range a.Transitions {
-		if t.To == "OPEN" {
-			return orDash(t.Cause)
-		}
-	}
-	return "–"
-}
+func firstOpenCause(a *Arm) string { return orDash(a.FirstOpenCause()) }
 
 // Progress is the state of a running attack for the live progress line.
 type Progress struct {

@@ -110,8 +110,11 @@ func evidence(t collect.Transition) results.Evidence {
 		notes = append(notes, fmt.Sprintf("%.0f%% of the failures were also slow", 100*ev.SlowFailedShare))
 	}
 	if !math.IsNaN(ev.TimeoutShare) && ev.TimeoutSource != "" {
+		share := ev.TimeoutShare
+		e.TimeoutShare = &share
 		notes = append(notes, fmt.Sprintf("%.0f%% of the failures were timeouts (%s)", 100*ev.TimeoutShare, ev.TimeoutSource))
 	}
+	e.ThresholdSource = ev.ThresholdSource
 	if ev.ThresholdSource != "" {
 		notes = append(notes, "thresholds from "+ev.ThresholdSource)
 	}

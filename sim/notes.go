@@ -56,12 +56,12 @@ func notes(arm *Arm, p *Prediction) []string {
 		}
 	}
 	if len(p.OpenCauses) > 0 && p.FirstOpenRequest.N > 0 {
-		c, share := CauseSlowCallRate, p.OpenCauses[CauseSlowCallRate]
-		if f := p.OpenCauses[CauseFailureRate]; f > share {
-			c, share = CauseFailureRate, f
+		c, share := breaker.CauseSlowCallRate, p.OpenCauses[breaker.CauseSlowCallRate]
+		if f := p.OpenCauses[breaker.CauseFailureRate]; f > share {
+			c, share = breaker.CauseFailureRate, f
 		}
-		if b := p.OpenCauses[CauseBoth]; b > share {
-			c, share = CauseBoth, b
+		if b := p.OpenCauses[breaker.CauseBoth]; b > share {
+			c, share = breaker.CauseBoth, b
 		}
 		out = append(out, fmt.Sprintf("the breaker opened in %.1f%% of runs, first by %s in %.1f%% of them", 100*p.FirstOpenRequest.Share, c, 100*share))
 	} else if arm.StartOpen {

@@ -126,7 +126,7 @@ type Prediction struct {
 	// FirstOpenSeconds is the time of the first CLOSED_TO_OPEN, in seconds since the start.
 	FirstOpenSeconds Band `json:"firstOpenSeconds"`
 	// OpenCauses is the share of first OPENs by cause: failure-rate, slow-call-rate, both.
-	OpenCauses map[string]float64 `json:"openCauses"`
+	OpenCauses map[breaker.OpenCause]float64 `json:"openCauses"`
 	// Transitions has one entry per transition kind seen in any run, in a fixed order.
 	Transitions []TransitionStat `json:"transitions"`
 	// RejectedShare is the share of all requests the breaker rejected (pooled), with
@@ -242,7 +242,7 @@ func aggregate(arm *Arm, results []RunResult, seed uint64) Prediction {
 	n := len(results)
 	p := Prediction{Arm: arm.Name, Runs: n, Seed: seed, Requests: arm.PlannedRequests()}
 	var firstOpen, firstRej, firstOpenAt, rejShare []float64
-	causes := map[string]int{}
+	causes := map[breaker.OpenCause]int{}
 	kinds := map[string]*struct {
 		runs, count int
 		first       []float64
@@ -309,7 +309,10 @@ func aggregate(arm *Arm, results []RunResult, seed uint64) Prediction {
 	p.FirstOpenRequest = newBand(firstOpen, n)
 	p.FirstRejectedRequest = newBand(firstRej, n)
 	p.FirstOpenSeconds = newBand(firstOpenAt, n)
-	p.OpenCauses = map[string]float64{CauseFailureRate: 0, CauseSlowCallRate: 0, CauseBoth: 0}
+	p.OpenCauses = map[breaker.OpenCause]float64{}
+	for _, c := range breaker.RateCauses() {
+		p.OpenCauses[c] = 0
+	}
 	for c, k := range causes {
 		p.OpenCauses[c] = float64(k) / float64(len(firstOpen))
 	}

@@ -35,14 +35,6 @@ func (s Status) String() string {
 // MarshalText implements encoding.TextMarshaler.
 func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
-// The causes a transition to OPEN is labelled with (DESIGN.md's vocabulary).
-const (
-	CauseFailureRate   = "failure-rate"
-	CauseSlowCallRate  = "slow-call-rate"
-	CauseBoth          = "both"
-	CauseHalfOpenTrial = "half-open-trial"
-)
-
 // Transition is one breaker state transition in a run.
 type Transition struct {
 	// At is the virtual time since the start of the run.
@@ -54,7 +46,7 @@ type Transition struct {
 	To   breaker.State `json:"-"`
 	// Cause labels transitions to OPEN: failure-rate, slow-call-rate, both
 	// (from the *_EXCEEDED events just before CLOSED_TO_OPEN) or half-open-trial.
-	Cause string `json:"cause,omitempty"`
+	Cause breaker.OpenCause `json:"cause,omitempty"`
 	// Request is the 1-based number of the request whose attempt caused the
 	// transition (0: a timer, e.g. the automatic OPEN to HALF_OPEN).
 	Request int `json:"request,omitempty"`
@@ -118,9 +110,10 @@ type RunResult struct {
 	FirstOpenRequest int           `json:"firstOpenRequest"`
 	FirstOpenAt      time.Duration `json:"firstOpenAtNs"`
 	// FirstOpenCause is the cause of the first CLOSED_TO_OPEN ("" if none).
-	FirstOpenCause string `json:"firstOpenCause,omitempty"`
-	// FirstRejectedRequest is the lowest-numbered request with a refused attempt
-	// (0: none); FirstRejectedAt is when that request was refused.
+	FirstOpenCause breaker.OpenCause `json:"firstOpenCause,omitempty"`
+	// FirstRejectedRequest is the lowest-numbered request that ended rejected (the
+	// open breaker refused its last attempt; 0: none), the definition of
+	// results.Arm.FirstRejectedRequest; FirstRejectedAt is when it was refused.
 	FirstRejectedRequest int           `json:"firstRejectedRequest"`
 	FirstRejectedAt      time.Duration `json:"firstRejectedAtNs"`
 	// Transitions lists every state transition in order.
@@ -442,16 +435,18 @@ func (r *runner) attempt(t time.Duration, idx int) {
 	if !permitted {
 		q.rejections++
 		r.res.RejectedAttempts++
-		if r.res.FirstRejectedRequest == 0 || q.seq < r.res.FirstRejectedRequest {
-			// The lowest-numbered rejected request, as the measurement counts it: a
-			// request sent earlier can be rejected later, on a retry.
-			r.res.FirstRejectedRequest = q.seq
-			r.res.FirstRejectedAt = t
-		}
 		q.last = "rejected"
 		if r.arm.RetryOnRejection && q.tries < r.arm.Retry.MaxAttempts && r.arm.Retry.ShouldRetry(r.rejectErr) {
 			r.q.push(event{at: t + r.arm.Retry.Interval(q.tries, r.rnd), kind: evAttempt, req: int32(idx)})
 			return
+		}
+		if r.res.FirstRejectedRequest == 0 || q.seq < r.res.FirstRejectedRequest {
+			// The lowest-numbered request that ends rejected, as the measurement
+			// (results.Arm.FirstRejectedRequest) counts it: a request sent earlier can
+			// be rejected later, on a retry, and one refused on an attempt that a later
+			// attempt (retry on rejection) gets through is not rejected.
+			r.res.FirstRejectedRequest = q.seq
+			r.res.FirstRejectedAt = t
 		}
 		r.finish(t, idx, StatusRejected)
 		return
@@ -553,26 +548,16 @@ func (r *runner) onEvent(e breaker.Event) {
 		}
 		switch {
 		case e.From == breaker.StateClosed && e.To == breaker.StateOpen:
-			switch {
-			case r.failExceeded && r.slowExceeded:
-				tr.Cause = CauseBoth
-			case r.failExceeded:
-				tr.Cause = CauseFailureRate
-			case r.slowExceeded:
-				tr.Cause = CauseSlowCallRate
-			}
+			tr.Cause = breaker.CauseOf(r.failExceeded, r.slowExceeded)
 			if r.res.FirstOpenRequest == 0 && r.res.FirstOpenCause == "" {
 				// The request in flight when the breaker opened: the last one sent
 				// at or before that instant, as the measurement counts it.
 				r.res.FirstOpenRequest = r.sent
 				r.res.FirstOpenAt = tr.At
 				r.res.FirstOpenCause = tr.Cause
-				if tr.Cause == "" {
-					r.res.FirstOpenCause = "unknown"
-				}
 			}
 		case e.From == breaker.StateHalfOpen && e.To == breaker.StateOpen:
-			tr.Cause = CauseHalfOpenTrial
+			tr.Cause = breaker.CauseHalfOpenTrial
 		}
 		r.failExceeded, r.slowExceeded = false, false
 		if e.To == breaker.StateOpen && r.cur >= 0 {

@@ -129,7 +129,7 @@ func TestCountWindowFillsAtRequest(t *testing.T) {
 			if r := p.FirstRejectedRequest; r.P5 != float64(rej) || r.P95 != float64(rej) {
 				t.Fatalf("first rejected %+v, want request %d", r, rej)
 			}
-			if p.OpenCauses[CauseFailureRate] != 1 {
+			if p.OpenCauses[breaker.CauseFailureRate] != 1 {
 				t.Fatalf("open causes %v, want failure-rate only", p.OpenCauses)
 			}
 		})
@@ -182,7 +182,7 @@ func TestReferenceResults(t *testing.T) {
 			if m := p.FirstRejectedRequest.P50; m < tc.lo || m > tc.hi {
 				t.Errorf("first rejected p50 = %v, want in [%v, %v]", m, tc.lo, tc.hi)
 			}
-			if s := p.OpenCauses[CauseSlowCallRate]; s <= tc.minSlowRate {
+			if s := p.OpenCauses[breaker.CauseSlowCallRate]; s <= tc.minSlowRate {
 				t.Errorf("slow-call-rate share of first OPENs = %v, want > %v", s, tc.minSlowRate)
 			}
 			if p.HalfOpenPassProbability != 0 {
@@ -526,7 +526,7 @@ func TestPhaseGateways(t *testing.T) {
 	if len(kinds) != 3 || kinds[0] != want[0] || kinds[1] != want[1] || kinds[2] != want[2] {
 		t.Fatalf("transitions %v, want %v", kinds, want)
 	}
-	if r.Transitions[0].Cause != CauseFailureRate {
+	if r.Transitions[0].Cause != breaker.CauseFailureRate {
 		t.Fatalf("first OPEN cause %q, want failure-rate", r.Transitions[0].Cause)
 	}
 	last := r.RequestLog[len(r.RequestLog)-1]

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"github.com/cbprobe/cbprobe/attack"
 	"github.com/cbprobe/cbprobe/collect"
 	"github.com/cbprobe/cbprobe/demo"
+	"github.com/cbprobe/cbprobe/experiments"
 	"github.com/cbprobe/cbprobe/results"
 	"github.com/cbprobe/cbprobe/runner"
 	"github.com/cbprobe/cbprobe/service"
@@ -27,13 +29,9 @@ type attackOptions struct {
 	think      time.Duration
 	timeout    time.Duration
 	out        string
-	actuator   string
-	prometheus string
-	promAPI    string
-	selector   string
+	metrics    metricsFlags
 	breaker    string
-	config     string
-	poll       time.Duration
+	poll       time.Duration // deprecated --poll-interval
 	quiet      bool
 	json       bool
 	service    serviceFlags
@@ -85,13 +83,10 @@ at once). An unreachable target exits 3 before anything is written; an existing
 	f.DurationVar(&o.think, "think", 0, "sequential mode: pause between two requests of a user")
 	f.DurationVar(&o.timeout, "timeout", attack.DefaultTimeout, "timeout of each HTTP request")
 	f.StringVar(&o.out, "out", "", "run directory to create (default cbprobe-results/attack-<UTC time>); never overwritten")
-	f.StringVar(&o.actuator, "actuator", "", "poll the breaker through this Spring Boot actuator (service root or actuator base URL)")
-	f.StringVar(&o.prometheus, "prometheus", "", "poll the breaker by scraping this Prometheus metrics URL")
-	f.StringVar(&o.promAPI, "prom-api", "", "poll the breaker through this Prometheus server's query API (e.g. http://127.0.0.1:9090)")
-	f.StringVar(&o.selector, "selector", "", "PromQL label selector for --prom-api, e.g. '{job=\"orders\"}'")
+	o.metrics.register(cmd, "the service's application.yml: breaker thresholds for Prometheus sources and the breaker to follow")
 	f.StringVar(&o.breaker, "breaker", "", "breaker to follow, name or name@instance (default: the configuration's Feign name, or the only breaker exposed)")
-	f.StringVar(&o.config, "config", "", "the service's application.yml: breaker thresholds for Prometheus sources and the breaker to follow")
-	f.DurationVar(&o.poll, "poll-interval", collect.DefaultInterval, "how often --actuator/--prometheus is polled")
+	f.DurationVar(&o.poll, "poll-interval", 0, "how often the metrics source is polled")
+	_ = f.MarkDeprecated("poll-interval", "use --interval")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors")
 	f.BoolVar(&o.json, "json", false, "print run.json to stdout instead of the summary")
 	cmd.MarkFlagsMutuallyExclusive("phases", "users")
@@ -193,8 +188,10 @@ func runAttack(ctx context.Context, g *globalOptions, o *attackOptions) error {
 	}
 	arm := results.Arm{Name: "attack", Phases: append([]results.PhaseStats(nil), p.phases...),
 		Thresholds: results.Thresholds{FailureRate: results.Unknown, SlowCallRate: results.Unknown}}
-	if th.FailureRate > 0 {
-		arm.Thresholds = results.Thresholds{FailureRate: th.FailureRate, SlowCallRate: th.SlowCallRate}
+	if th != nil {
+		if t, ok := th(prefer); ok {
+			arm.Thresholds = results.Thresholds{FailureRate: t.FailureRate, SlowCallRate: t.SlowCallRate}
+		}
 	}
 	run.Arms = []results.Arm{arm}
 	if err := w.Checkpoint(run); err != nil {
@@ -204,15 +201,13 @@ func runAttack(ctx context.Context, g *globalOptions, o *attackOptions) error {
 	defer onHardStop(ctx, func() { _ = w.Interrupt("stopped by a second Ctrl-C") })()
 
 	progress := &progressLine{w: g.stderr, color: g.colorEnabled(g.stderr)}
-	cfg := runner.Config{Arm: "attack", Attack: p.cfg, Interval: o.poll, Breaker: o.breaker, Prefer: prefer,
+	cfg := runner.Config{Arm: "attack", Attack: p.cfg, Interval: o.metrics.pollInterval(cmp.Or(o.poll, collect.DefaultInterval)), Breaker: o.breaker, Prefer: prefer,
 		Writer: w, Logger: g.logger,
 		Notify: func(msg string) {
 			progress.clear()
 			fmt.Fprintf(g.stderr, "cbprobe: %s\n", msg)
 		}}
-	if th.FailureRate > 0 {
-		cfg.Thresholds = collect.StaticThresholds(map[string]collect.Threshold{"": th})
-	}
+	cfg.Thresholds = th
 	if src != nil {
 		cfg.Source = func(string, collect.Clock) (collect.Source, error) { return src, nil }
 	}
@@ -321,49 +316,29 @@ func verdictErr(run *results.Run, dir string, g *globalOptions) error {
 
 // source is the metrics source the flags name, nil for none.
 func (o *attackOptions) source(g *globalOptions) (collect.Source, error) {
-	opt := collect.HTTPOptions{Logger: g.logger}
-	switch {
-	case o.actuator != "":
-		if err := checkURL("--actuator", o.actuator); err != nil {
-			return nil, err
-		}
-		return collect.NewActuator(o.actuator, opt), nil
-	case o.prometheus != "":
-		if err := checkURL("--prometheus", o.prometheus); err != nil {
-			return nil, err
-		}
-		return collect.NewPrometheus(o.prometheus, opt), nil
-	case o.promAPI != "":
-		if err := checkURL("--prom-api", o.promAPI); err != nil {
-			return nil, err
-		}
-		src, err := collect.NewPromAPI(o.promAPI, o.selector, opt)
-		if err != nil {
-			return nil, usageErr(fmt.Errorf("--prom-api: %w", err))
-		}
-		return src, nil
+	if err := o.metrics.check(); err != nil {
+		return nil, err
 	}
-	if o.breaker != "" || o.selector != "" {
-		return nil, usageErr(errors.New("--breaker and --selector need a metrics source (--actuator, --prometheus or --prom-api)"))
+	if o.metrics.kind == "" && o.breaker != "" {
+		return nil, usageErr(errors.New("--breaker needs a metrics source (--actuator, --prometheus or --prom-api)"))
 	}
-	return nil, nil
+	return o.metrics.source(collect.HTTPOptions{Logger: g.logger})
 }
 
-// thresholds reads --config: the breaker's thresholds and its Feign name.
-func (o *attackOptions) thresholds() (collect.Threshold, string, error) {
-	if o.config == "" {
-		return collect.Threshold{}, "", nil
+// thresholds reads --config: every breaker's thresholds and the Feign name to prefer.
+func (o *attackOptions) thresholds() (collect.Thresholds, string, error) {
+	if o.metrics.config == "" {
+		return nil, "", nil
 	}
-	f, err := springconf.Load(o.config)
+	f, err := springconf.Load(o.metrics.config)
 	if err != nil {
-		return collect.Threshold{}, "", usageErr(fmt.Errorf("--config: %w", err))
+		return nil, "", usageErr(fmt.Errorf("--config: %w", err))
 	}
 	s, err := demo.ResolveSettings(f)
 	if err != nil {
-		return collect.Threshold{}, "", usageErr(fmt.Errorf("--config: %w", err))
+		return nil, "", usageErr(fmt.Errorf("--config: %w", err))
 	}
-	return collect.Threshold{FailureRate: float64(s.Breaker.FailureRateThreshold), SlowCallRate: float64(s.Breaker.SlowCallRateThreshold),
-		Source: "config " + f.Name()}, s.BreakerName, nil
+	return experiments.ConfigThresholds(f), s.BreakerName, nil
 }
 
 func checkURL(flag, s string) error {
@@ -382,20 +357,19 @@ func (o *attackOptions) parameters(p *attackPlan) map[string]any {
 	} else {
 		m["users"], m["requests"], m["think"] = o.users, o.requests, o.think.String()
 	}
-	if o.actuator != "" {
-		m["actuator"] = o.actuator
-	}
-	if o.prometheus != "" {
-		m["prometheus"] = o.prometheus
-	}
-	if o.promAPI != "" {
-		m["promApi"] = o.promAPI
+	switch o.metrics.kind {
+	case collect.KindActuator:
+		m["actuator"] = o.metrics.url
+	case collect.KindPrometheus:
+		m["prometheus"] = o.metrics.url
+	case collect.KindPromAPI:
+		m["promApi"] = o.metrics.url
 	}
 	if o.breaker != "" {
 		m["breaker"] = o.breaker
 	}
-	if o.config != "" {
-		m["config"] = o.config
+	if o.metrics.config != "" {
+		m["config"] = o.metrics.config
 	}
 	return m
 }

@@ -1,11 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -24,16 +24,11 @@ type experimentOptions struct {
 	callbackPfx string
 	arm         string
 	breaker     string
-	metrics     string
-	metricsURL  string
-	selector    string
-	headers     []string
-	insecure    bool
+	metrics     metricsFlags
 	seed        int64
 	speed       float64
 	out         string
 	expect      []string
-	config      string
 	predictRuns int
 	flow        string
 	quiet       bool
@@ -49,7 +44,8 @@ func newExperimentCommand(g *globalOptions) *cobra.Command {
 own spec file. Each arm runs against a fresh embedded gateway (pgsim) and reference service
 (cbprobe demo) on free loopback ports, unless --target points at your service; then the
 gateway listens on --pg-listen for your service to call, --arm picks the arm your service is
-configured for and --metrics/--metrics-url say where to read its breaker.
+configured for and --actuator, --prometheus or --prom-api URL say where to read its
+breaker (--metrics prometheus reads the target's own /actuator/prometheus).
 
 For every arm it prints the requests sent, succeeded, rejected by the open breaker and
 failed per phase, the request at which the breaker first opened and first rejected, gateway
@@ -155,16 +151,12 @@ func (o *experimentOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.callbackPfx, "callback-prefix", "", "with --target: prefix the gateway requires of callbackUrl (default: any http(s) URL)")
 	f.StringVar(&o.arm, "arm", "", "run only this arm (required with --target when the experiment has several)")
 	f.StringVar(&o.breaker, "breaker", "", "breaker name to read on --target (default: the Feign name, or the only breaker exposed)")
-	f.StringVar(&o.metrics, "metrics", "actuator", "breaker metrics source: actuator, prometheus or prom-api")
-	f.StringVar(&o.metricsURL, "metrics-url", "", "where the metrics source is (default: the target)")
-	f.StringVar(&o.selector, "selector", "", "PromQL label selector for --metrics prom-api, e.g. '{job=\"orders\"}'")
-	f.StringArrayVar(&o.headers, "header", nil, "header for metrics requests, 'Name: value' (repeatable; redacted in output)")
-	f.BoolVar(&o.insecure, "insecure", false, "skip TLS certificate verification of the metrics source")
+	o.metrics.register(cmd, "application.yml (or .properties) to use instead of the spec's configuration")
+	o.metrics.registerKind(cmd)
 	f.Int64Var(&o.seed, "seed", 1, "seed of the gateway's outcomes and of the predictions")
 	f.Float64Var(&o.speed, "speed", 1, "run the embedded setup this many times faster (tests use 10-20)")
 	f.StringVar(&o.out, "out", "", "run directory (default cbprobe-results/<experiment>-<UTC time>/)")
 	f.StringArrayVar(&o.expect, "expect", nil, "expectation, e.g. 'cause=slow-call-rate' or 'arm[retry-3].first-rejected-request<=14' (repeatable)")
-	f.StringVar(&o.config, "config", "", "application.yml (or .properties) to use instead of the spec's configuration")
 	f.IntVar(&o.predictRuns, "predict-runs", 1000, "simulated runs behind each prediction")
 	f.StringVar(&o.flow, "flow", "", "request-flow YAML file to send instead of the spec's (default: the reference order + payment flow)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors")
@@ -186,18 +178,15 @@ func runExperiment(cmd *cobra.Command, g *globalOptions, o *experimentOptions, s
 		}
 		spec.Traffic.Flow = abs // the plan loads and checks it, naming the file
 	}
-	headers := http.Header{}
-	for _, h := range o.headers {
-		name, value, err := collect.ParseHeader(h)
-		if err != nil {
-			return usageErr(fmt.Errorf("--header: %w", err))
-		}
-		headers.Add(name, value)
+	if err := o.metrics.check(); err != nil {
+		return err
 	}
+	headers, _ := o.metrics.header() // checked above
 	opts := experiments.Options{
 		Spec: spec, Target: o.target, PGListen: o.pgListen, Gateway: o.gateway, CallbackPrefix: o.callbackPfx, Arm: o.arm, Breaker: o.breaker,
-		Metrics: o.metrics, MetricsURL: o.metricsURL, Selector: o.selector, Headers: headers, Insecure: o.insecure,
-		Seed: o.seed, Speed: o.speed, Out: o.out, Expect: o.expect, ConfigPath: o.config,
+		Metrics: cmp.Or(o.metrics.kind, collect.KindActuator), MetricsURL: o.metrics.url, Selector: o.metrics.selector, Headers: headers,
+		Insecure: o.metrics.insecure, Interval: o.metrics.interval,
+		Seed: o.seed, Speed: o.speed, Out: o.out, Expect: o.expect, ConfigPath: o.metrics.config,
 		PredictRuns: o.predictRuns, Logger: g.logger, Version: currentBuildInfo().String(),
 	}
 	progress := &progressLine{w: g.stderr, color: g.colorEnabled(g.stderr)}

@@ -13,17 +13,17 @@ import (
 	"time"
 
 	"github.com/cbprobe/cbprobe/collect"
+	"github.com/cbprobe/cbprobe/experiments"
 	"github.com/cbprobe/cbprobe/springconf"
 	"github.com/spf13/cobra"
 )
 
 type watchOptions struct {
-	actuator, prometheus, promAPI, selector string
-	interval, timeout, duration             time.Duration
-	headers, breakers                       []string
-	insecure, json                          bool
-	config                                  string
-	eventBuffer                             int
+	metrics           metricsFlags
+	timeout, duration time.Duration
+	breakers          []string
+	json              bool
+	eventBuffer       int
 }
 
 func newWatchCommand(g *globalOptions) *cobra.Command {
@@ -59,34 +59,15 @@ at start.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runWatch(cmd.Context(), g, o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.actuator, "actuator", "", "actuator base URL (service root or its /actuator path)")
-	f.StringVar(&o.prometheus, "prometheus", "", "URL of the /actuator/prometheus page")
-	f.StringVar(&o.promAPI, "prom-api", "", "Prometheus server URL (query API)")
-	f.StringVar(&o.selector, "selector", "", `label matchers for --prom-api, e.g. 'job="shop"'`)
-	f.DurationVar(&o.interval, "interval", collect.DefaultInterval, "poll interval")
+	o.metrics.register(cmd, "application.yml/.properties giving thresholds the source does not export")
 	f.DurationVar(&o.timeout, "timeout", collect.DefaultTimeout, "per-request timeout")
 	f.DurationVar(&o.duration, "duration", 0, "stop after this long (0: until Ctrl-C)")
-	f.StringArrayVar(&o.headers, "header", nil, "extra request header 'Name: value' (repeatable; values are never printed)")
 	f.StringArrayVar(&o.breakers, "breaker", nil, "breaker name pattern (glob, or re:REGEXP; repeatable)")
-	f.BoolVar(&o.insecure, "insecure", false, "skip TLS certificate verification")
 	f.BoolVar(&o.json, "json", false, "one JSON object a line instead of the live view")
-	f.StringVar(&o.config, "config", "", "application.yml/.properties giving thresholds the source does not export")
 	f.IntVar(&o.eventBuffer, "event-buffer", 0, "the service's event-consumer-buffer-size (default: from --config, else 100)")
 	cmd.MarkFlagsMutuallyExclusive("actuator", "prometheus", "prom-api")
 	cmd.MarkFlagsOneRequired("actuator", "prometheus", "prom-api")
 	return cmd
-}
-
-// watchSource builds the source the flags ask for.
-func watchSource(o *watchOptions, opt collect.HTTPOptions) (collect.Source, error) {
-	switch {
-	case o.actuator != "":
-		return collect.NewActuator(o.actuator, opt), nil
-	case o.prometheus != "":
-		return collect.NewPrometheus(o.prometheus, opt), nil
-	default:
-		return collect.NewPromAPI(o.promAPI, o.selector, opt)
-	}
 }
 
 func parseHeaders(hs []string) (http.Header, error) {
@@ -101,52 +82,38 @@ func parseHeaders(hs []string) (http.Header, error) {
 	return h, nil
 }
 
-// configThresholds resolves thresholds per breaker name from a Spring configuration.
-func configThresholds(f *springconf.File, path string) collect.Thresholds {
-	return func(name string) (collect.Threshold, bool) {
-		r, err := f.Resolve(name)
-		if err != nil {
-			return collect.Threshold{}, false
-		}
-		return collect.Threshold{FailureRate: float64(r.Config.FailureRateThreshold), SlowCallRate: float64(r.Config.SlowCallRateThreshold), Source: "config " + path}, true
-	}
-}
-
 func runWatch(ctx context.Context, g *globalOptions, o *watchOptions) error {
-	if o.selector != "" && o.promAPI == "" {
-		return usageErr(errors.New("--selector goes with --prom-api"))
+	if err := o.metrics.check(); err != nil {
+		return err
 	}
-	if o.interval <= 0 || o.timeout <= 0 {
-		return usageErr(errors.New("--interval and --timeout must be positive"))
+	interval := o.metrics.pollInterval(collect.DefaultInterval)
+	if o.timeout <= 0 {
+		return usageErr(errors.New("--timeout must be positive"))
 	}
 	if o.duration < 0 {
 		return usageErr(fmt.Errorf("--duration %v: must be positive, or 0 to watch until Ctrl-C", o.duration))
-	}
-	hdr, err := parseHeaders(o.headers)
-	if err != nil {
-		return usageErr(err)
 	}
 	filter, err := collect.NewNameFilter(o.breakers...)
 	if err != nil {
 		return usageErr(err)
 	}
 	var th collect.Thresholds
-	if o.config != "" {
-		f, err := springconf.Load(o.config)
+	if o.metrics.config != "" {
+		f, err := springconf.Load(o.metrics.config)
 		if err != nil {
 			return usageErr(err)
 		}
-		th = configThresholds(f, o.config)
+		th = experiments.ConfigThresholds(f)
 		if o.eventBuffer == 0 {
 			if r, err := f.Resolve(springconf.DefaultBreakerName); err == nil && r.EventConsumerBufferSize > 0 {
 				o.eventBuffer = r.EventConsumerBufferSize
 			}
 		}
 	}
-	opt := collect.HTTPOptions{Headers: hdr, Insecure: o.insecure, Timeout: o.timeout, Logger: g.logger, EventBufferSize: o.eventBuffer}
-	src, err := watchSource(o, opt)
+	opt := collect.HTTPOptions{Timeout: o.timeout, Logger: g.logger, EventBufferSize: o.eventBuffer}
+	src, err := o.metrics.source(opt)
 	if err != nil {
-		return usageErr(err)
+		return err
 	}
 	// Reach the source once before anything else: exit 3 with the reason.
 	if _, err := src.Poll(ctx); err != nil {
@@ -156,8 +123,8 @@ func runWatch(ctx context.Context, g *globalOptions, o *watchOptions) error {
 		return infraErr(fmt.Errorf("watch: cannot read %s: %w", src.Name(), err))
 	}
 	// The probe consumed the event history; a fresh source replays it.
-	src, _ = watchSource(o, opt)
-	s, err := collect.NewSampler(collect.SamplerConfig{Source: src, Interval: o.interval, Logger: g.logger, Filter: filter, Thresholds: th})
+	src, _ = o.metrics.source(opt)
+	s, err := collect.NewSampler(collect.SamplerConfig{Source: src, Interval: interval, Logger: g.logger, Filter: filter, Thresholds: th})
 	if err != nil {
 		return usageErr(err)
 	}
@@ -166,7 +133,7 @@ func runWatch(ctx context.Context, g *globalOptions, o *watchOptions) error {
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
 		defer cancel()
 	}
-	v := &watchView{w: g.stdout, json: o.json, tty: !o.json && isTerminal(g.stdout), interval: o.interval,
+	v := &watchView{w: g.stdout, json: o.json, tty: !o.json && isTerminal(g.stdout), interval: interval,
 		latest: map[collect.BreakerKey]collect.BreakerSample{}, last: map[collect.BreakerKey]collect.Transition{}}
 	s.Run(ctx, v.update)
 	v.summary(s.Tracker().Transitions())
