@@ -1,7 +1,6 @@
 package collect
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -92,35 +91,17 @@ type Transition struct {
 }
 
 // Evidence is what decided a cause. Rates and thresholds are percentages; NaN
-// (null in JSON) means unknown.
+// (null in JSON) means unknown. The field order is the JSON key order: the
+// numbers come last, as run records and watch --json have always written them.
 type Evidence struct {
 	// ExceededEvents are the FAILURE_RATE_EXCEEDED / SLOW_CALL_RATE_EXCEEDED
 	// events published just before CLOSED_TO_OPEN.
 	ExceededEvents []string `json:"exceededEvents,omitempty"`
-	// SampleTime is the receive time of the first sample in the new state (zero: none).
+	// SampleTime is the receive time of the first sample in the new state (zero:
+	// none); the rates and counts below are that sample's.
 	SampleTime time.Time `json:"sampleTime"`
-	// FailureRate and SlowCallRate are the rates of that sample (OPEN keeps the tripping window).
-	FailureRate float64 `json:"-"`
-	// SlowCallRate is the slow-call rate of that sample.
-	SlowCallRate float64 `json:"-"`
-	// FailureRateThreshold and SlowCallRateThreshold are the thresholds compared against.
-	FailureRateThreshold float64 `json:"-"`
-	// SlowCallRateThreshold is the slow-call-rate threshold compared against.
-	SlowCallRateThreshold float64 `json:"-"`
 	// ThresholdSource is "actuator", the Threshold.Source of the configuration, or "" (unknown).
 	ThresholdSource string `json:"thresholdSource,omitempty"`
-	// Buffered, Failed, Slow, SlowFailed are the window counts of that sample.
-	Buffered float64 `json:"-"`
-	// Failed is the failed-call count of that sample's window.
-	Failed float64 `json:"-"`
-	// Slow is the slow-call count of that sample's window.
-	Slow float64 `json:"-"`
-	// SlowFailed is the slow-and-failed count of that sample's window.
-	SlowFailed float64 `json:"-"`
-	// SlowFailedShare is SlowFailed / Failed: failures that were also slow.
-	SlowFailedShare float64 `json:"-"`
-	// TimeoutShare is the share of the window's failures that were timeouts.
-	TimeoutShare float64 `json:"-"`
 	// TimeoutSource says how TimeoutShare was measured: "error-messages",
 	// "timelimiter-events" or "timelimiter-metrics".
 	TimeoutSource string `json:"timeoutSource,omitempty"`
@@ -130,6 +111,27 @@ type Evidence struct {
 	Missing []string `json:"missing,omitempty"`
 	// Notes are remarks (disagreements between sources, possible event loss).
 	Notes []string `json:"notes,omitempty"`
+	// FailureRate and SlowCallRate are the rates of the sample at SampleTime
+	// (OPEN keeps the tripping window).
+	FailureRate float64 `json:"failureRate"`
+	// SlowCallRate is the slow-call rate of that sample.
+	SlowCallRate float64 `json:"slowCallRate"`
+	// FailureRateThreshold and SlowCallRateThreshold are the thresholds compared against.
+	FailureRateThreshold float64 `json:"failureRateThreshold"`
+	// SlowCallRateThreshold is the slow-call-rate threshold compared against.
+	SlowCallRateThreshold float64 `json:"slowCallRateThreshold"`
+	// Buffered, Failed, Slow, SlowFailed are the window counts of that sample.
+	Buffered float64 `json:"buffered"`
+	// Failed is the failed-call count of that sample's window.
+	Failed float64 `json:"failed"`
+	// Slow is the slow-call count of that sample's window.
+	Slow float64 `json:"slow"`
+	// SlowFailed is the slow-and-failed count of that sample's window.
+	SlowFailed float64 `json:"slowFailed"`
+	// SlowFailedShare is SlowFailed / Failed: failures that were also slow.
+	SlowFailedShare float64 `json:"slowFailedShare"`
+	// TimeoutShare is the share of the window's failures that were timeouts.
+	TimeoutShare float64 `json:"timeoutShare"`
 }
 
 func newEvidence() *Evidence {
@@ -719,24 +721,4 @@ func AnalyzeRecording(r Recording, th Thresholds) []Transition {
 	}
 	tk.Flush()
 	return tk.Transitions()
-}
-
-// MarshalJSON writes unknown (NaN) values as null.
-func (e Evidence) MarshalJSON() ([]byte, error) {
-	type plain Evidence
-	return json.Marshal(struct {
-		plain
-		FailureRate           jsonFloat `json:"failureRate"`
-		SlowCallRate          jsonFloat `json:"slowCallRate"`
-		FailureRateThreshold  jsonFloat `json:"failureRateThreshold"`
-		SlowCallRateThreshold jsonFloat `json:"slowCallRateThreshold"`
-		Buffered              jsonFloat `json:"buffered"`
-		Failed                jsonFloat `json:"failed"`
-		Slow                  jsonFloat `json:"slow"`
-		SlowFailed            jsonFloat `json:"slowFailed"`
-		SlowFailedShare       jsonFloat `json:"slowFailedShare"`
-		TimeoutShare          jsonFloat `json:"timeoutShare"`
-	}{plain(e), jsonFloat(e.FailureRate), jsonFloat(e.SlowCallRate), jsonFloat(e.FailureRateThreshold),
-		jsonFloat(e.SlowCallRateThreshold), jsonFloat(e.Buffered), jsonFloat(e.Failed), jsonFloat(e.Slow),
-		jsonFloat(e.SlowFailed), jsonFloat(e.SlowFailedShare), jsonFloat(e.TimeoutShare)})
 }

@@ -3,9 +3,12 @@ package collect
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -94,5 +97,73 @@ func BenchmarkBreakerSampleJSON(b *testing.B) {
 		if err := json.Unmarshal(data, &out); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestNaNJSONEveryFloatField finds every float64 field of the types written
+// with the null-NaN idiom by reflection, so a field added later is checked
+// too: each is written under its json key, as null when NaN and as its value
+// otherwise, and read back (null as NaN).
+func TestNaNJSONEveryFloatField(t *testing.T) {
+	t.Run("BreakerSample", func(t *testing.T) { checkEveryFloatField[BreakerSample](t) })
+	t.Run("Evidence", func(t *testing.T) { checkEveryFloatField[Evidence](t) })
+}
+
+func checkEveryFloatField[T any](t *testing.T) {
+	typ := reflect.TypeFor[T]()
+	var floats []int
+	for i := range typ.NumField() {
+		if typ.Field(i).Type == reflect.TypeFor[float64]() {
+			floats = append(floats, i)
+		}
+	}
+	if len(floats) == 0 {
+		t.Fatalf("%s has no float64 field", typ)
+	}
+	key := func(i int) string {
+		f := typ.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" {
+			return f.Name
+		}
+		return name
+	}
+	for _, nan := range floats {
+		t.Run(typ.Field(nan).Name, func(t *testing.T) {
+			var in T
+			v := reflect.ValueOf(&in).Elem()
+			for n, i := range floats {
+				v.Field(i).SetFloat(float64(n) + 0.5)
+			}
+			v.Field(nan).SetFloat(math.NaN())
+			b, err := json.Marshal(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keys map[string]json.RawMessage
+			if err := json.Unmarshal(b, &keys); err != nil {
+				t.Fatal(err)
+			}
+			for n, i := range floats {
+				want := fmt.Sprint(float64(n) + 0.5)
+				if i == nan {
+					want = "null"
+				}
+				if got, ok := keys[key(i)]; !ok || string(got) != want {
+					t.Errorf("key %q = %s (present %v), want %s in %s", key(i), got, ok, want, b)
+				}
+			}
+			var out T
+			if err := json.Unmarshal(b, &out); err != nil {
+				t.Fatal(err)
+			}
+			o := reflect.ValueOf(out)
+			for n, i := range floats {
+				got := o.Field(i).Float()
+				if i == nan && !math.IsNaN(got) || i != nan && got != float64(n)+0.5 {
+					t.Errorf("read back %s = %v from %s", typ.Field(i).Name, got, b)
+				}
+			}
+		})
 	}
 }
