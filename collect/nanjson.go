@@ -20,7 +20,12 @@ import (
 // escaping) stays encoding/json's. A float64 field added to such a struct is
 // therefore covered without editing anything else (TestNaNJSONEveryFloatField
 // checks every one by reflection), where a hand-written mirror struct had to be
-// edited in step.
+// edited in step. Keys follow the declaration order, which is why Evidence
+// declares its numbers last.
+//
+// The price is one reflect.StructOf per call: BenchmarkBreakerSampleJSON (one
+// marshal and one unmarshal) went from about 35 µs to about 130 µs on the
+// 2-core machine at load 2, paid once per breaker and poll by watch --json.
 //
 // The alternative, a named float type for the fields themselves, was not
 // chosen: experiments, runner, results and cmd/cbprobe read these fields as
