@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"github.com/cbprobe/cbprobe/breaker"
 	"math"
 	"sort"
 	"time"
@@ -62,8 +63,8 @@ type Transition struct {
 	// Inferred marks a transition no poll or event showed but the state rules
 	// require (CLOSED then HALF_OPEN means OPEN happened in between).
 	Inferred bool `json:"inferred,omitempty"`
-	// Cause is set for transitions into OPEN and FORCED_OPEN (Cause* constants).
-	Cause string `json:"cause,omitempty"`
+	// Cause is set for transitions into OPEN and FORCED_OPEN.
+	Cause breaker.OpenCause `json:"cause,omitempty"`
 	// Reason explains the cause in one sentence (and why it is unknown).
 	Reason string `json:"reason,omitempty"`
 	// Note carries remarks such as "service restart".
@@ -93,8 +94,8 @@ type Evidence struct {
 	// TimeoutSource says how TimeoutShare was measured: "error-messages",
 	// "timelimiter-events" or "timelimiter-metrics".
 	TimeoutSource string `json:"timeoutSource,omitempty"`
-	// TrialExceeded names what a failed half-open trial exceeded (a Cause* value).
-	TrialExceeded string `json:"trialExceeded,omitempty"`
+	// TrialExceeded names what a failed half-open trial exceeded (a rate cause).
+	TrialExceeded breaker.OpenCause `json:"trialExceeded,omitempty"`
 	// Missing lists the evidence that was not available.
 	Missing []string `json:"missing,omitempty"`
 	// Notes are remarks (disagreements between sources, possible event loss).

@@ -2,18 +2,9 @@ package collect
 
 import (
 	"fmt"
+	"github.com/cbprobe/cbprobe/breaker"
 	"math"
 	"strings"
-)
-
-// Causes of a transition into OPEN or FORCED_OPEN.
-const (
-	CauseFailureRate   = "failure-rate"
-	CauseSlowCallRate  = "slow-call-rate"
-	CauseBoth          = "both"
-	CauseHalfOpenTrial = "half-open-trial"
-	CauseForced        = "forced"
-	CauseUnknown       = "unknown"
 )
 
 // rateVerdict is how a transition's evidence rates compare with its thresholds.
@@ -42,14 +33,11 @@ func exceeds(rate, threshold float64) (bool, bool) {
 	return float32(rate) >= float32(threshold), true
 }
 
-func causeOf(fail, slow bool) string {
-	switch {
-	case fail && slow:
-		return CauseBoth
-	case fail:
-		return CauseFailureRate
-	case slow:
-		return CauseSlowCallRate
+// causeOf names a CLOSED→OPEN by the rates that exceeded their thresholds
+// (breaker.CauseOf, the one rule), "" when neither did.
+func causeOf(fail, slow bool) breaker.OpenCause {
+	if c := breaker.CauseOf(fail, slow); c != breaker.CauseUnknown {
+		return c
 	}
 	return ""
 }
@@ -65,13 +53,13 @@ func (t *Tracker) label(tr *Transition, smp *BreakerSample) {
 	rv := compareRates(ev)
 	switch {
 	case tr.To == "FORCED_OPEN":
-		tr.Cause, tr.Reason = CauseForced, "forced open by an operator (FORCE_OPEN)"
+		tr.Cause, tr.Reason = breaker.CauseForced, "forced open by an operator (FORCE_OPEN)"
 	case tr.To != "OPEN":
 		tr.Cause, tr.Reason = "", ""
 	case tr.From == "HALF_OPEN":
 		labelTrial(tr, rv)
 	case tr.From == "FORCED_OPEN" || tr.From == "DISABLED" || tr.From == "METRICS_ONLY":
-		tr.Cause, tr.Reason = CauseForced, "manual transition from "+tr.From
+		tr.Cause, tr.Reason = breaker.CauseForced, "manual transition from "+tr.From
 	case len(ev.ExceededEvents) > 0:
 		labelFromEvents(tr, rv)
 	case rv.known && causeOf(rv.fail, rv.slow) != "":
@@ -79,11 +67,11 @@ func (t *Tracker) label(tr *Transition, smp *BreakerSample) {
 		tr.Reason = rv.text + " in the first OPEN sample"
 		ev.Missing = appendOnce(ev.Missing, noThresholdEvents(tr))
 	case rv.known:
-		tr.Cause = CauseUnknown
+		tr.Cause = breaker.CauseUnknown
 		ev.Missing = appendOnce(ev.Missing, noThresholdEvents(tr))
 		tr.Reason = noThresholdEvents(tr) + ", and the first OPEN sample is below both thresholds (" + rv.text + ")"
 	default:
-		tr.Cause = CauseUnknown
+		tr.Cause = breaker.CauseUnknown
 		noteMissingRates(ev)
 		tr.Reason = noThresholdEvents(tr) + "; " + strings.Join(ev.Missing, "; ")
 		if tr.lost {
@@ -95,7 +83,7 @@ func (t *Tracker) label(tr *Transition, smp *BreakerSample) {
 // labelTrial labels a HALF_OPEN to OPEN transition: a failed half-open trial.
 func labelTrial(tr *Transition, rv rateVerdict) {
 	ev := tr.Evidence
-	tr.Cause = CauseHalfOpenTrial
+	tr.Cause = breaker.CauseHalfOpenTrial
 	if c := causeOf(rv.fail, rv.slow); c != "" {
 		ev.TrialExceeded = c
 		tr.Reason = "the half-open trial calls exceeded the thresholds: " + rv.text
@@ -119,12 +107,12 @@ func labelFromEvents(tr *Transition, rv rateVerdict) {
 		ef = ef || x == "FAILURE_RATE_EXCEEDED"
 		es = es || x == "SLOW_CALL_RATE_EXCEEDED"
 	}
-	tr.Cause = causeOf(ef, es)
+	tr.Cause = breaker.CauseOf(ef, es)
 	tr.Reason = strings.Join(ev.ExceededEvents, " and ") + " published before the transition"
 	if rv.known {
 		tr.Reason += "; " + rv.text
 		if causeOf(rv.fail, rv.slow) != tr.Cause {
-			ev.Notes = append(ev.Notes, "the rates of the first OPEN sample point to "+orNone(causeOf(rv.fail, rv.slow))+" (late calls or a sliding TIME_BASED window changed them)")
+			ev.Notes = append(ev.Notes, "the rates of the first OPEN sample point to "+orNone(string(causeOf(rv.fail, rv.slow)))+" (late calls or a sliding TIME_BASED window changed them)")
 		}
 	}
 }

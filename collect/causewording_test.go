@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"github.com/cbprobe/cbprobe/breaker"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -28,7 +29,7 @@ func TestCauseWordingWithoutEvents(t *testing.T) {
 			f.state, f.fail, f.slow, f.failed, f.buffered = "OPEN", "10.0%", "0.0%", 2, 20
 			f.mu.Unlock()
 			got, _ := tk.Observe(pollOK(t, src))
-			if len(got) != 1 || got[0].Cause != CauseUnknown {
+			if len(got) != 1 || got[0].Cause != breaker.CauseUnknown {
 				t.Fatalf("transitions %+v", got)
 			}
 			tr := got[0]

@@ -3,6 +3,7 @@ package collect
 import (
 	"context"
 	"errors"
+	"github.com/cbprobe/cbprobe/breaker"
 	"io"
 	"math"
 	"net/http"
@@ -280,11 +281,11 @@ func TestPromOpenMetrics(t *testing.T) {
 	tk.Observe(s1)
 	page = om
 	got, _ := tk.Observe(pollOK(t, src))
-	causes := map[string]string{}
+	causes := map[string]breaker.OpenCause{}
 	for _, tr := range got {
 		causes[tr.Breaker.Name+" "+tr.From+">"+tr.To] = tr.Cause
 	}
-	wantCauses := map[string]string{pg + " CLOSED>OPEN": CauseFailureRate, "inventory CLOSED>FORCED_OPEN": CauseForced,
+	wantCauses := map[string]breaker.OpenCause{pg + " CLOSED>OPEN": breaker.CauseFailureRate, "inventory CLOSED>FORCED_OPEN": breaker.CauseForced,
 		"audit CLOSED>DISABLED": "", "shadow CLOSED>METRICS_ONLY": ""}
 	if len(causes) != len(wantCauses) {
 		t.Fatalf("transitions %v, want %v", causes, wantCauses)

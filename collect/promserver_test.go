@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cbprobe/cbprobe/breaker"
 	"log/slog"
 	"net"
 	"net/http"
@@ -174,12 +175,12 @@ func TestPromAPIMatchesActuator(t *testing.T) {
 		var out []string
 		for _, tr := range ts {
 			if tr.From == "CLOSED" && tr.To == "OPEN" {
-				out = append(out, tr.Cause)
+				out = append(out, string(tr.Cause))
 			}
 		}
 		return out
 	}
-	want := []string{CauseFailureRate, CauseSlowCallRate}
+	want := []string{string(breaker.CauseFailureRate), string(breaker.CauseSlowCallRate)}
 	if got := opens(fromAct); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("actuator: CLOSED->OPEN causes %v, want %v; transitions %+v", got, want, fromAct)
 	}

@@ -2,6 +2,7 @@ package collect
 
 import (
 	"fmt"
+	"github.com/cbprobe/cbprobe/breaker"
 	"math"
 	"sort"
 	"strings"
@@ -402,7 +403,7 @@ func Reconcile(in ReconcileInput) Reconciliation {
 				TimeSource: TimeFromPoll, Inferred: true, Reason: fmt.Sprintf("%.0f calls were recorded while both samples said OPEN", d)}
 			tr.Time = tr.Earliest.Add(tr.Latest.Sub(tr.Earliest) / 2)
 			back := tr
-			back.From, back.To, back.Cause = "HALF_OPEN", "OPEN", CauseHalfOpenTrial
+			back.From, back.To, back.Cause = "HALF_OPEN", "OPEN", breaker.CauseHalfOpenTrial
 			r.Inferred = append(r.Inferred, tr, back)
 			inconclusive(fmt.Sprintf("%.0f calls recorded between %s and %s while every sample said OPEN: a HALF_OPEN trial (or more) ran unobserved",
 				d, rel(observedAt(p)), rel(observedAt(c))),

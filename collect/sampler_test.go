@@ -110,7 +110,7 @@ func TestSamplerKeepsGoingThroughErrors(t *testing.T) {
 	if errs != 3 || firsts != 1 || gaps != 1 {
 		t.Errorf("errors %d (first %d), gaps %d", errs, firsts, gaps)
 	}
-	if len(trans) != 1 || trans[0].Cause != CauseSlowCallRate || trans[0].TimeSource != TimeFromPoll {
+	if len(trans) != 1 || trans[0].Cause != breaker.CauseSlowCallRate || trans[0].TimeSource != TimeFromPoll {
 		t.Fatalf("transitions %+v", trans)
 	}
 	// The gap widens the interval: from the last CLOSED poll to the first OPEN one.
@@ -167,7 +167,7 @@ func TestAnalyzeCauses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
 			for _, tr := range Analyze(tc.samples, nil, tc.th) {
-				got = append(got, tr.From+">"+tr.To+":"+tr.Cause)
+				got = append(got, tr.From+">"+tr.To+":"+string(tr.Cause))
 			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %v, want %v", got, tc.want)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cbprobe/cbprobe/breaker"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -125,7 +126,7 @@ func TestActuatorTransitionAndCause(t *testing.T) {
 		t.Fatalf("want 1 settled transition, got %+v", got)
 	}
 	tr := got[0]
-	if tr.From != "CLOSED" || tr.To != "OPEN" || tr.Cause != CauseFailureRate || tr.TimeSource != TimeFromEvent {
+	if tr.From != "CLOSED" || tr.To != "OPEN" || tr.Cause != breaker.CauseFailureRate || tr.TimeSource != TimeFromEvent {
 		t.Errorf("transition %+v", tr)
 	}
 	ev := tr.Evidence
@@ -147,7 +148,7 @@ func TestCauseFromRatesWithoutEvents(t *testing.T) {
 	tk.Observe(pollOK(t, src))
 	f.trip(false) // the ring dropped the FAILURE_RATE_EXCEEDED event (simulated)
 	got, _ := tk.Observe(pollOK(t, src))
-	if len(got) != 1 || got[0].Cause != CauseFailureRate || len(got[0].Evidence.Missing) == 0 {
+	if len(got) != 1 || got[0].Cause != breaker.CauseFailureRate || len(got[0].Evidence.Missing) == 0 {
 		t.Fatalf("got %+v", got)
 	}
 }

@@ -445,7 +445,7 @@ func TestRunBadInput(t *testing.T) {
 		{"unknown arm", Options{Arm: "c"}, 2, `"c": no such arm`},
 		// A usage error even when the target is unreachable: it is found before anything starts.
 		{"unknown metrics", Options{Target: "http://127.0.0.1:1", Arm: "a", Metrics: "statsd", PGListen: "127.0.0.1:0"}, 2, `"statsd" is not one of`},
-		{"prom-api without url", Options{Target: "http://127.0.0.1:1", Arm: "a", Metrics: "prom-api", PGListen: "127.0.0.1:0"}, 2, "--metrics-url"},
+		{"prom-api without url", Options{Target: "http://127.0.0.1:1", Arm: "a", Metrics: "prom-api", PGListen: "127.0.0.1:0"}, 2, "--prom-api"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

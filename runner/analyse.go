@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"github.com/cbprobe/cbprobe/breaker"
 	"math"
 	"strings"
 	"time"
@@ -57,14 +58,14 @@ func sortTransitions(ts []results.Transition) {
 // convert copies collect's labelled transition into the run record (wall clock).
 func (o *Outcome) convert(t collect.Transition) results.Transition {
 	out := results.Transition{At: o.tl.toWall(t.Time).UTC(), Breaker: t.Breaker.String(), From: t.From, To: t.To,
-		Cause: t.Cause, Evidence: evidence(t), Inferred: t.Inferred}
+		Cause: string(t.Cause), Evidence: evidence(t), Inferred: t.Inferred}
 	var unc []string
 	if t.TimeSource != collect.TimeFromEvent && !t.Latest.IsZero() {
 		unc = append(unc, fmt.Sprintf("time from polling, ±%s", (o.tl.toWall(t.Latest).Sub(o.tl.toWall(t.Earliest))/2).Round(time.Millisecond)))
 	}
 	if t.Inferred {
 		why := "no sample or event showed it"
-		if t.Reason != "" && t.Cause != collect.CauseHalfOpenTrial {
+		if t.Reason != "" && t.Cause != breaker.CauseHalfOpenTrial {
 			why = t.Reason
 		}
 		unc = append(unc, "inferred: "+why)

@@ -107,7 +107,7 @@ func TestPredictRunsCappedByBudget(t *testing.T) {
 func TestPredictNotesCappedRuns(t *testing.T) {
 	a := referenceArm(3)
 	a.Users, a.RequestsPerUser = 1, 40
-	p, err := predictWithin(context.Background(), a, 50, 1, 40*20)
+	p, err := predictWithin(context.Background(), a, 50, 1, 40*20, 2, false)
 	if err != nil {
 		t.Fatal(err)
 	}

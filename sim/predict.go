@@ -179,11 +179,22 @@ func PredictRuns(a *Arm, runs int) int {
 // a few milliseconds of work with ctx's error when ctx is cancelled and returns
 // an *ArmError for an invalid arm (more than MaxRequestsPerRun requests included).
 func Predict(ctx context.Context, arm Arm, runs int, seed uint64) (Prediction, error) {
-	return predictWithin(ctx, arm, runs, seed, MaxPredictRequests)
+	return predictWithin(ctx, arm, runs, seed, MaxPredictRequests, runtime.GOMAXPROCS(0), false)
 }
 
-// predictWithin is Predict with budget simulated requests in all.
-func predictWithin(ctx context.Context, arm Arm, runs int, seed uint64, budget int) (Prediction, error) {
+// PredictInBackground is Predict on a single worker that yields the processor
+// after every simulated run (about a millisecond of work): the same Prediction,
+// for a caller that runs it beside timing-sensitive work in the same process (an
+// experiment predicts an arm while the arm's load, and often the service and the
+// gateway, run), so that their goroutines wait for a run at most, never for a
+// scheduler time slice (10 ms, 200 ms of service time at --speed 20).
+func PredictInBackground(ctx context.Context, arm Arm, runs int, seed uint64) (Prediction, error) {
+	return predictWithin(ctx, arm, runs, seed, MaxPredictRequests, 1, true)
+}
+
+// predictWithin is Predict with budget simulated requests in all, on at most
+// workers goroutines, yielding after each run when yield is set.
+func predictWithin(ctx context.Context, arm Arm, runs int, seed uint64, budget, workers int, yield bool) (Prediction, error) {
 	if err := arm.Validate(); err != nil {
 		return Prediction{}, err
 	}
@@ -193,7 +204,7 @@ func predictWithin(ctx context.Context, arm Arm, runs int, seed uint64, budget i
 	requested := runs
 	runs = max(1, min(runs, budget/max(arm.PlannedRequests(), 1)))
 	results := make([]RunResult, runs)
-	workers := min(runtime.GOMAXPROCS(0), runs)
+	workers = max(1, min(workers, runs))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
@@ -216,6 +227,9 @@ func predictWithin(ctx context.Context, arm Arm, runs int, seed uint64, budget i
 					return
 				}
 				results[i] = res
+				if yield {
+					runtime.Gosched()
+				}
 			}
 		}()
 	}

@@ -21,21 +21,21 @@ import (
 
 // attackOptions are the flags of `cbprobe attack`.
 type attackOptions struct {
-	target     string
-	flow       string
-	phases     string
-	users      int
-	requests   int
-	think      time.Duration
-	timeout    time.Duration
-	out        string
-	metrics    metricsFlags
-	breaker    string
-	poll       time.Duration // deprecated --poll-interval
-	quiet      bool
-	json       bool
-	service    serviceFlags
-	svc        *service.Config // from service's flags; nil without --service
+	target   string
+	flow     string
+	phases   string
+	users    int
+	requests int
+	think    time.Duration
+	timeout  time.Duration
+	out      string
+	metrics  metricsFlags
+	breaker  string
+	poll     time.Duration // deprecated --poll-interval
+	quiet    bool
+	json     bool
+	service  serviceFlags
+	svc      *service.Config // from service's flags; nil without --service
 }
 
 func newAttackCommand(g *globalOptions) *cobra.Command {
@@ -110,7 +110,7 @@ func (o *attackOptions) plan(g *globalOptions) (*attackPlan, error) {
 	if o.timeout <= 0 {
 		return nil, usageErr(fmt.Errorf("--timeout: %s must be positive", o.timeout))
 	}
-	if o.poll <= 0 {
+	if o.poll < 0 {
 		return nil, usageErr(fmt.Errorf("--poll-interval: %s must be positive", o.poll))
 	}
 	switch {

@@ -80,7 +80,7 @@ func TestAttackPhasesEndToEnd(t *testing.T) {
 	if sent+dropped != 800 {
 		t.Errorf("%d requests sent + %d dropped = %d, want the 800 planned", sent, dropped, sent+dropped)
 	}
-	if dropped > 0 && !strings.Contains(strings.Join(rec.Run.Warnings, "\n"), fmt.Sprintf("%d planned requests were dropped", dropped)) {
+	if dropped > 0 && !strings.Contains(strings.Join(rec.Run.Warnings, "\n"), fmt.Sprintf("%d of 800 planned requests were dropped", dropped)) {
 		t.Errorf("%d drops not reported in the run's warnings %q", dropped, rec.Run.Warnings)
 	}
 	t.Logf("sent %d, dropped %d, late %d", sent, dropped, arm.Totals().Late)

@@ -331,7 +331,7 @@ func TestExperimentBadInput(t *testing.T) {
 		{"unknown metrics source", []string{"experiment", "retry", "--target", "TARGET", "--arm", "retry-3", "--metrics", "statsd", "--pg-listen", "127.0.0.1:0"}, []string{"statsd"}},
 		// A usage error is found before any network: exit 2 even with a target that does not answer.
 		{"unknown metrics source, target down", []string{"experiment", "retry", "--target", "http://127.0.0.1:1", "--arm", "retry-3", "--metrics", "statsd", "--pg-listen", "127.0.0.1:0"}, []string{"statsd"}},
-		{"prom-api without url", []string{"experiment", "retry", "--target", "http://127.0.0.1:1", "--arm", "retry-3", "--metrics", "prom-api", "--pg-listen", "127.0.0.1:0"}, []string{"--metrics-url"}},
+		{"prom-api without url", []string{"experiment", "retry", "--target", "http://127.0.0.1:1", "--arm", "retry-3", "--metrics", "prom-api", "--pg-listen", "127.0.0.1:0"}, []string{"--prom-api"}},
 	}
 	srv := fakeService(t, nil, feignBreaker)
 	for _, tc := range tests {

@@ -372,7 +372,7 @@ func describeTransition(t collect.Transition) string {
 		s += " (inferred)"
 	}
 	if t.Cause != "" {
-		s += "  cause " + t.Cause + ": " + t.Reason
+		s += "  cause " + string(t.Cause) + ": " + t.Reason
 	}
 	if t.Note != "" {
 		s += "  (" + t.Note + ")"
@@ -420,7 +420,7 @@ func (v *watchView) redraw() {
 		if t, ok := v.last[k]; ok {
 			line += fmt.Sprintf("  last %s->%s %s", t.From, t.To, t.Time.Local().Format("15:04:05"))
 			if t.Cause != "" {
-				line += " (" + t.Cause + ")"
+				line += " (" + string(t.Cause) + ")"
 			}
 		} else if e, ok := v.hist[k]; ok {
 			from, to, _ := strings.Cut(e.StateTransition, "_TO_")
@@ -441,7 +441,7 @@ func (v *watchView) summary(ts []collect.Transition) {
 	opens := 0
 	for _, t := range ts {
 		if t.Cause != "" {
-			causes[t.Cause]++
+			causes[string(t.Cause)]++
 			opens++
 		}
 	}
