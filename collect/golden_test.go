@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"os"
@@ -53,9 +54,17 @@ func TestAnalyzeGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "analyze.golden.json")
+	checkGolden(t, "analyze.golden.json", got)
+}
+
+// checkGolden compares got (plus a final newline) with testdata/name, or
+// rewrites the file with -update.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	got = append(got, '\n')
 	if *update {
-		if err := os.WriteFile(path, append(got, '\n'), 0o644); err != nil {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -63,7 +72,7 @@ func TestAnalyzeGolden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (run with -update to create it)", err)
 	}
-	if string(want) != string(got)+"\n" {
-		t.Errorf("Analyze output differs from %s (run with -update after checking):\n%s", path, got)
+	if !bytes.Equal(want, got) {
+		t.Errorf("output differs from %s (run with -update after checking):\n%s", path, got)
 	}
 }

@@ -1,12 +1,9 @@
 package collect
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -39,19 +36,7 @@ func TestNaNJSONGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "nanjson.golden.json")
-	if *update {
-		if err := os.WriteFile(path, append(got, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(want, append(got, '\n')) {
-		t.Errorf("JSON differs from %s (run with -update after checking):\n%s", path, got)
-	}
+	checkGolden(t, "nanjson.golden.json", got)
 }
 
 // TestBreakerSampleJSONRoundTrip reads back what MarshalJSON writes: null as
