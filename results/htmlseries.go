@@ -113,10 +113,10 @@ func htmlSeriesOf(rec *Record, i int) htmlSeries {
 	sec := func(t time.Time) float64 { return t.Sub(t0).Seconds() }
 	s := htmlSeries{ArmSeries: rec.Series(i), Phases: []htmlPhase{}, Latency: []htmlLatency{}, Gaps: []htmlSpan{}}
 
-	var reqs []Request
-	for _, q := range rec.Requests {
-		if q.Arm == arm.Name {
-			reqs = append(reqs, q)
+	var reqs []*Request
+	for j := range rec.Requests {
+		if rec.Requests[j].Arm == arm.Name {
+			reqs = append(reqs, &rec.Requests[j])
 		}
 	}
 	var events []Event
@@ -193,7 +193,7 @@ func htmlSeriesOf(rec *Record, i int) htmlSeries {
 // pause) starts where the previous one ended. A phase lasts its planned
 // duration divided by the run's speed parameter (runs at --speed N compress
 // time), or, without one, until its last answer.
-func htmlPhases(rec *Record, arm *Arm, reqs []Request, events []Event, sec func(time.Time) float64, start float64) []htmlPhase {
+func htmlPhases(rec *Record, arm *Arm, reqs []*Request, events []Event, sec func(time.Time) float64, start float64) []htmlPhase {
 	speed := 1.0
 	if v, ok := rec.Run.Parameters["speed"].(float64); ok && v > 0 {
 		speed = v
@@ -237,7 +237,7 @@ func htmlPhases(rec *Record, arm *Arm, reqs []Request, events []Event, sec func(
 
 // latencyPerSecond is the nearest-rank p50, p90, p95 and p99 of the requests
 // sent in each second.
-func latencyPerSecond(reqs []Request, sec func(time.Time) float64) []htmlLatency {
+func latencyPerSecond(reqs []*Request, sec func(time.Time) float64) []htmlLatency {
 	lat := map[int][]float64{}
 	for _, q := range reqs {
 		k := int(math.Floor(sec(q.sentAt())))
@@ -276,14 +276,14 @@ func failureKind(q Request) string {
 }
 
 // failuresByKind counts the failed requests per second by failureKind.
-func failuresByKind(reqs []Request, sec func(time.Time) float64) htmlStack {
+func failuresByKind(reqs []*Request, sec func(time.Time) float64) htmlStack {
 	var kinds []string
 	var at []int
 	for _, q := range reqs {
 		if q.Outcome != OutcomeFailed {
 			continue
 		}
-		kinds = append(kinds, failureKind(q))
+		kinds = append(kinds, failureKind(*q))
 		at = append(at, int(math.Floor(sec(q.sentAt()))))
 	}
 	st := stackOf(kinds, at, nil)
