@@ -174,7 +174,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 		want["0/"+id] = "drawn"
 		want["1/"+id] = "missing"
 	}
-	want["1/state"], want["1/rates"], want["1/failures"] = "empty", "empty", "empty"
+	want["1/failures"] = "empty"
 	want["1/outcomes"], want["1/latency"] = "drawn", "drawn"
 	if len(ps) != 2*len(panelIDs) {
 		t.Fatalf("%d panels, want %d", len(ps), 2*len(panelIDs))
@@ -185,8 +185,8 @@ func TestHTMLRendersInChromium(t *testing.T) {
 			t.Errorf("panel %d: %s %s, want %s", i, p.id, p.state, key+" "+want[key])
 		}
 	}
-	if n := strings.Count(dom, `class="missing-note">Not recorded: `); n != 4 {
-		t.Errorf("%d panels say what was not recorded, want 4 (breaker calls, window, Retry, TimeLimiter of the second arm)", n)
+	if n := strings.Count(dom, `class="missing-note">Not recorded: `); n != 6 {
+		t.Errorf("%d panels say what was not recorded, want 6 (state, rates, breaker calls, window, Retry, TimeLimiter of the second arm)", n)
 	}
 	if !strings.Contains(dom, `class="cause">slow-call-rate</text>`) {
 		t.Error("the OPEN's cause is not written on the state chart")

@@ -191,21 +191,24 @@ const reportScript = `
     });
     return m;
   }
-  function missing(box, id, title, why) {
+  // note is a panel without a chart: state 'missing' (the run directory
+  // holds nothing to draw it from) or 'empty' (recorded, and nothing happened).
+  function note(box, id, title, msg, state) {
     var fig = html('figure', 'panel', box);
     fig.setAttribute('data-panel', id);
-    fig.setAttribute('data-state', 'missing');
+    fig.setAttribute('data-state', state);
     html('figcaption', '', fig, title);
-    html('p', 'missing-note', fig, 'Not recorded: ' + why);
+    html('p', 'missing-note', fig, msg);
     rendered++;
   }
+  function missing(box, id, title, why) { note(box, id, title, 'Not recorded: ' + why, 'missing'); }
   // stackPanel draws a recorded htmlStack, or says why it is missing.
   function stackPanel(box, arm, v, id, title, st, colorOf, emptyMsg) {
     if (!st.recorded) { missing(box, id, title, st.missing); return; }
+    if (!st.seconds.length) { note(box, id, title, emptyMsg + ' in this arm.', 'empty'); return; }
     var colors = st.keys.map(colorOf);
     var c = new Chart(box, id, title, arm, v, 170, stackMax(st.seconds, v), '', st.keys.map(function (k, i) { return [k, colors[i]]; }));
     c.bars(st.seconds, st.keys, colors);
-    if (!st.seconds.length) { c.message(emptyMsg); }
     c.opens(arm, false);
     c.done();
     if (st.note) { html('div', 'panel-note', c.fig, st.note); }
@@ -219,9 +222,14 @@ const reportScript = `
     };
   }
 
-  function drawArm(box, arm, v) {
-    // 1. breaker state bands with the cause of each OPEN.
-    var c = new Chart(box, 'state', 'Breaker state' + (arm.breaker ? ' (' + arm.breaker + ')' : '') + ' and the cause of each OPEN', arm, v, 100, 1, null,
+  // statePanel draws the breaker state as bands with the cause of each OPEN.
+  function statePanel(box, arm, v) {
+    var title = 'Breaker state' + (arm.breaker ? ' (' + arm.breaker + ')' : '') + ' and the cause of each OPEN';
+    if (!arm.states.length) {
+      missing(box, 'state', title, 'no breaker state was polled or seen in an event for this arm (samples.csv and events.jsonl hold none)');
+      return;
+    }
+    var c = new Chart(box, 'state', title, arm, v, 100, 1, null,
       [['CLOSED', STATE.CLOSED], ['OPEN', STATE.OPEN], ['HALF_OPEN', STATE.HALF_OPEN], ['not observed', '#bdbdbd']]);
     arm.states.forEach(function (b) {
       if (!c.inView(b.from, b.to)) { return; }
@@ -237,12 +245,17 @@ const reportScript = `
       var r = el('rect', {x: c.x(g.from), y: 18, width: Math.max(c.x(g.to) - c.x(g.from), 2), height: 10, fill: '#bdbdbd', 'class': 'gap'}, c.plot);
       tip(r, 'breaker not observed ' + fmt(g.from) + 's to ' + fmt(g.to) + 's: ' + g.note);
     });
-    if (!arm.states.length) { c.message('no breaker state observed (no metrics polled)'); }
     c.opens(arm, true);
     c.done();
+  }
 
-    // 2. failure and slow-call rates against their thresholds.
-    c = new Chart(box, 'rates', 'Failure and slow-call rate (%) against thresholds (dashed)', arm, v, 170, 100, '%',
+  // ratesPanel draws the failure and slow-call rates against their thresholds.
+  function ratesPanel(box, arm, v) {
+    if (!arm.rates.length) {
+      missing(box, 'rates', 'Failure and slow-call rate (%) against thresholds', 'the breaker\'s failure and slow-call rates were not polled for this arm (samples.csv holds none)');
+      return;
+    }
+    var c = new Chart(box, 'rates', 'Failure and slow-call rate (%) against thresholds (dashed)', arm, v, 170, 100, '%',
       [['failure rate', '#c62828'], ['slow-call rate', '#1565c0']]);
     [['failureRate', '#c62828'], ['slowCallRate', '#1565c0']].forEach(function (k) {
       var th = arm.thresholds[k[0]];
@@ -250,13 +263,18 @@ const reportScript = `
     });
     c.line(arm.rates.map(function (p) { return [p.t, p.fail]; }), '#c62828', 1.8, null, 0, 'rate');
     c.line(arm.rates.map(function (p) { return [p.t, p.slow]; }), '#1565c0', 1.8, null, 0, 'rate');
-    if (!arm.rates.length) { c.message('no rates observed (no metrics polled)'); }
     c.opens(arm, false);
     c.done();
+  }
+
+  function drawArm(box, arm, v) {
+    // 1. and 2. breaker state; failure and slow-call rates.
+    statePanel(box, arm, v);
+    ratesPanel(box, arm, v);
 
     // 3. request outcomes per second, stacked.
     var out = arm.seconds.map(function (s) { return {t: s.t, v: [s.ok, s.rej, s.fail]}; });
-    c = new Chart(box, 'outcomes', 'Requests per second by outcome', arm, v, 170, stackMax(out, v), '',
+    var c = new Chart(box, 'outcomes', 'Requests per second by outcome', arm, v, 170, stackMax(out, v), '',
       [['succeeded', '#2e7d32'], ['rejected by the breaker', '#ef6c00'], ['failed', '#c62828']]);
     c.bars(out, ['succeeded', 'rejected', 'failed'], ['#2e7d32', '#ef6c00', '#c62828']);
     if (!out.length) { c.message('no requests'); }
@@ -265,11 +283,11 @@ const reportScript = `
 
     // 4. failed requests per second by kind.
     stackPanel(box, arm, v, 'failures', 'Failed requests per second by kind (step and HTTP status, or no answer)', arm.failures,
-      kindColor({}), 'no request failed');
+      kindColor({}), 'No request failed');
 
     // 5. the breaker's calls: gateway attempts by outcome and error kind, calls refused.
     stackPanel(box, arm, v, 'calls', 'Gateway attempts per second (calls the breaker let through, by outcome) and calls it refused', arm.calls,
-      kindColor({'gateway call succeeded': '#2e7d32', 'refused (not permitted)': '#9e9e9e'}), 'no calls');
+      kindColor({'gateway call succeeded': '#2e7d32', 'refused (not permitted)': '#9e9e9e'}), 'No call was recorded');
 
     // 6. the breaker's window as polled.
     if (!arm.window.recorded) {
@@ -288,9 +306,9 @@ const reportScript = `
 
     // 7. and 8. Retry and TimeLimiter events.
     stackPanel(box, arm, v, 'retry', 'Retry events per second', arm.retry,
-      kindColor({'retry scheduled': '#ef6c00', 'succeeded after retrying': '#2e7d32', 'failed after every attempt': '#c62828', 'not retried (ignored error)': '#9e9e9e'}), 'no Retry events in view');
+      kindColor({'retry scheduled': '#ef6c00', 'succeeded after retrying': '#2e7d32', 'failed after every attempt': '#c62828', 'not retried (ignored error)': '#9e9e9e'}), 'No Retry event was recorded');
     stackPanel(box, arm, v, 'limiter', 'TimeLimiter events per second', arm.limiter,
-      kindColor({'finished in time': '#2e7d32', 'timed out': '#6a1b9a', 'failed in time': '#c62828'}), 'no TimeLimiter events in view');
+      kindColor({'finished in time': '#2e7d32', 'timed out': '#6a1b9a', 'failed in time': '#c62828'}), 'No TimeLimiter event was recorded');
 
     // 9. latency percentiles per second: widest first, so none hides another.
     var lmax = 1;
