@@ -62,7 +62,6 @@ func richRecord() *Record {
 	rec.Events = append(rec.Events, Event{Time: t0().Add(3 * time.Second), Arm: "COUNT_BASED", Kind: "lost-events", Breaker: "pgCircuit",
 		Message: "the service's event buffer (100) may have dropped events"})
 	for i := range 75 {
-		// 25 a second: p95 and p99 of a second's 25 requests differ.
 		add("TIME_BASED", "phase1", t0().Add(30*time.Second+time.Duration(i)*time.Second/25), i)
 	}
 	for i := range 57 {

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 )
 
@@ -271,17 +272,32 @@ func TestHTMLSeries(t *testing.T) {
 		}
 	})
 	t.Run("latency", func(t *testing.T) {
-		spread := false
 		for _, l := range append(cb.Latency, tb.Latency...) {
 			if l.P50 > l.P90 || l.P90 > l.P95 || l.P95 > l.P99 {
-				t.Errorf("second %d: percentiles out of order %+v", l.T, l)
+				t.Errorf("bin %d: percentiles out of order %+v", l.T, l)
 			}
-			spread = spread || l.P95 < l.P99
 		}
-		if !spread {
-			t.Error("no second where p95 and p99 differ: the fixture does not test them apart")
+		// 25 requests of 1..25 ms in one bin: nearest rank p50 13, p90 23, p95 24, p99 25.
+		var reqs []*Request
+		for i := 25; i >= 1; i-- {
+			reqs = append(reqs, &Request{Intended: t0(), Sent: t0(), Latency: time.Duration(i) * time.Millisecond})
+		}
+		got := latencyPerBin(reqs, func(time.Time) int { return 7 })
+		want := htmlLatency{T: 7, N: 25, P50: 13, P90: 23, P95: 24, P99: 25}
+		if len(got) != 1 || got[0] != want {
+			t.Errorf("latency per bin %+v, want %+v", got, want)
 		}
 	})
+}
+
+func TestBinWidth(t *testing.T) {
+	for _, tc := range []struct{ span, want float64 }{
+		{3600, 1}, {30, 1}, {28, 0.5}, {10, 0.2}, {5, 0.1}, {1.7, 0.05}, {0.5, 0.01}, {0.1, 0.01},
+	} {
+		if got := binWidth(tc.span); got != tc.want {
+			t.Errorf("binWidth(%v) = %v, want %v", tc.span, got, tc.want)
+		}
+	}
 }
 
 func abs(f float64) float64 {

@@ -165,16 +165,16 @@ const reportScript = `
     });
     flush();
   };
-  // bars stacks per-second counts: rows [{t, v: [n...]}], colors per key.
+  // bars stacks counts per time bin: rows [{from, to, v: [n...]}], colors per key.
   Chart.prototype.bars = function (rows, keys, colors, cls) {
     var c = this;
     rows.forEach(function (s) {
-      if (!c.inView(s.t, s.t + 1)) { return; }
-      var x = c.x(s.t), w = Math.max(c.x(s.t + 1) - x - 1, 1), base = 0;
+      if (!c.inView(s.from, s.to)) { return; }
+      var x = c.x(s.from), w = Math.max(c.x(s.to) - x - 1, 1), base = 0;
       s.v.forEach(function (n, i) {
         if (!n) { return; }
         var r = el('rect', {x: x + 0.5, y: c.y(base + n), width: w, height: Math.max(c.y(base) - c.y(base + n), 1), fill: colors[i], 'class': cls || 'bar'}, c.plot);
-        tip(r, fmt(s.t) + 's: ' + n + ' ' + keys[i]);
+        tip(r, fmt(s.from) + 's to ' + fmt(s.to) + 's: ' + n + ' ' + keys[i]);
         c.mark(colors[i]);
         base += n;
       });
@@ -184,7 +184,7 @@ const reportScript = `
   function stackMax(rows, v) {
     var m = 1;
     rows.forEach(function (s) {
-      if (s.t + 1 < v.x0 || s.t > v.x1) { return; }
+      if (s.to < v.x0 || s.from > v.x1) { return; }
       var sum = 0;
       s.v.forEach(function (n) { sum += n; });
       m = Math.max(m, sum);
@@ -272,21 +272,17 @@ const reportScript = `
     statePanel(box, arm, v);
     ratesPanel(box, arm, v);
 
-    // 3. request outcomes per second, stacked.
-    var out = arm.seconds.map(function (s) { return {t: s.t, v: [s.ok, s.rej, s.fail]}; });
-    var c = new Chart(box, 'outcomes', 'Requests per second by outcome', arm, v, 170, stackMax(out, v), '',
-      [['succeeded', '#2e7d32'], ['rejected by the breaker', '#ef6c00'], ['failed', '#c62828']]);
-    c.bars(out, ['succeeded', 'rejected', 'failed'], ['#2e7d32', '#ef6c00', '#c62828']);
-    if (!out.length) { c.message('no requests'); }
-    c.opens(arm, false);
-    c.done();
+    // 3. request outcomes per bin, stacked.
+    var per = arm.bin === 1 ? 'second' : fmt(arm.bin) + ' s';
+    stackPanel(box, arm, v, 'outcomes', 'Requests per ' + per + ' by outcome', arm.outcomes,
+      kindColor({'succeeded': '#2e7d32', 'rejected by the breaker': '#ef6c00', 'failed': '#c62828'}), 'No request was sent');
 
-    // 4. failed requests per second by kind.
-    stackPanel(box, arm, v, 'failures', 'Failed requests per second by kind (step and HTTP status, or no answer)', arm.failures,
+    // 4. failed requests per bin by kind.
+    stackPanel(box, arm, v, 'failures', 'Failed requests per ' + per + ' by kind (step and HTTP status, or no answer)', arm.failures,
       kindColor({}), 'No request failed');
 
     // 5. the breaker's calls: gateway attempts by outcome and error kind, calls refused.
-    stackPanel(box, arm, v, 'calls', 'Gateway attempts per second (calls the breaker let through, by outcome) and calls it refused', arm.calls,
+    stackPanel(box, arm, v, 'calls', 'Gateway attempts per ' + per + ' (calls the breaker let through, by outcome) and calls it refused', arm.calls,
       kindColor({'gateway call succeeded': '#2e7d32', 'refused (not permitted)': '#9e9e9e'}), 'No call was recorded');
 
     // 6. the breaker's window as polled.
@@ -305,21 +301,22 @@ const reportScript = `
     }
 
     // 7. and 8. Retry and TimeLimiter events.
-    stackPanel(box, arm, v, 'retry', 'Retry events per second', arm.retry,
+    stackPanel(box, arm, v, 'retry', 'Retry events per ' + per, arm.retry,
       kindColor({'retry scheduled': '#ef6c00', 'succeeded after retrying': '#2e7d32', 'failed after every attempt': '#c62828', 'not retried (ignored error)': '#9e9e9e'}), 'No Retry event was recorded');
-    stackPanel(box, arm, v, 'limiter', 'TimeLimiter events per second', arm.limiter,
+    stackPanel(box, arm, v, 'limiter', 'TimeLimiter events per ' + per, arm.limiter,
       kindColor({'finished in time': '#2e7d32', 'timed out': '#6a1b9a', 'failed in time': '#c62828'}), 'No TimeLimiter event was recorded');
 
-    // 9. latency percentiles per second: widest first, so none hides another.
+    // 9. latency percentiles per bin: widest first, so none hides another.
+    var ltitle = 'Latency per ' + per + ' (ms): p50, p90, p95, p99 (where few requests fall in one, the upper percentiles coincide: the wider line lies under the narrower)';
+    if (!arm.latency.length) { note(box, 'latency', ltitle, 'No request was sent in this arm.', 'empty'); return; }
     var lmax = 1;
-    arm.latency.forEach(function (s) { if (s.t + 1 >= v.x0 && s.t <= v.x1) { lmax = Math.max(lmax, s.p99); } });
+    arm.latency.forEach(function (s) { if (s.to >= v.x0 && s.from <= v.x1) { lmax = Math.max(lmax, s.p99); } });
     var pcs = [['p99', '#c62828', 6], ['p95', '#ef6c00', 4], ['p90', '#1565c0', 2.4], ['p50', '#2e7d32', 1.3]];
-    c = new Chart(box, 'latency', 'Latency per second (ms): p50, p90, p95, p99 (where few requests fall in a second, the upper percentiles coincide: the wider line lies under the narrower)', arm, v, 190, lmax * 1.1, 'ms',
+    var c = new Chart(box, 'latency', ltitle, arm, v, 190, lmax * 1.1, 'ms',
       pcs.slice().reverse().map(function (p) { return [p[0], p[1]]; }));
     pcs.forEach(function (p) {
-      c.line(arm.latency.map(function (s) { return [s.t + 0.5, s[p[0]]]; }), p[1], p[2], null, 1.5, 'lat-' + p[0]);
+      c.line(arm.latency.map(function (s) { return [(s.from + s.to) / 2, s[p[0]]]; }), p[1], p[2], null, 1.5 * arm.bin, 'lat-' + p[0]);
     });
-    if (!arm.latency.length) { c.message('no requests'); }
     c.opens(arm, false);
     c.done();
   }
@@ -429,7 +426,13 @@ const reportScript = `
     var data = JSON.parse(document.getElementById('cbprobe-data').textContent);
     W = data.width || W;
     var byGroup = {};
-    data.arms.forEach(function (arm) { (byGroup[arm.group] = byGroup[arm.group] || [])[arm.column] = arm; });
+    data.arms.forEach(function (arm) {
+      (byGroup[arm.group] = byGroup[arm.group] || [])[arm.column] = arm;
+      // Bins are indexes: place them on the time axis.
+      [arm.outcomes.seconds, arm.failures.seconds, arm.calls.seconds, arm.retry.seconds, arm.limiter.seconds, arm.latency].forEach(function (rows) {
+        rows.forEach(function (s) { s.from = s.t * arm.bin; s.to = (s.t + 1) * arm.bin; });
+      });
+    });
     var groups = [];
     document.querySelectorAll('.zoom[data-group]').forEach(function (bar) {
       var gi = bar.getAttribute('data-group'), arms = byGroup[gi] || [], members = [];

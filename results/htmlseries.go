@@ -23,11 +23,17 @@ type htmlSeries struct {
 	End   float64 `json:"end"`
 	// Phases are the traffic phases on the time axis.
 	Phases []htmlPhase `json:"phases"`
-	// Latency holds per-second latency percentiles in milliseconds.
+	// Bin is the width in seconds of the time bins the counts and latency
+	// percentiles below are grouped by (see binWidth): the T of a bin is its
+	// index, it spans [T×Bin, (T+1)×Bin) seconds from the origin.
+	Bin float64 `json:"bin"`
+	// Outcomes are the requests per bin by outcome (succeeded, rejected, failed).
+	Outcomes htmlStack `json:"outcomes"`
+	// Latency holds latency percentiles per bin in milliseconds.
 	Latency []htmlLatency `json:"latency"`
-	// Failures are the failed requests per second by kind.
+	// Failures are the failed requests per bin by kind.
 	Failures htmlStack `json:"failures"`
-	// Calls are the breaker's calls per second from its per-call events: calls
+	// Calls are the breaker's calls per bin from its per-call events: calls
 	// it let through to the gateway (split by outcome and error kind) and calls
 	// it refused.
 	Calls htmlStack `json:"calls"`
@@ -59,7 +65,7 @@ type htmlSpan struct {
 	Note string  `json:"note"`
 }
 
-// htmlLatency is one second's latency percentiles in milliseconds over N requests.
+// htmlLatency is one bin's latency percentiles in milliseconds over N requests.
 type htmlLatency struct {
 	T   int     `json:"t"`
 	N   int     `json:"n"`
@@ -69,7 +75,7 @@ type htmlLatency struct {
 	P99 float64 `json:"p99"`
 }
 
-// htmlStack is a stacked count per second: Keys name the stacked parts (in
+// htmlStack is a stacked count per time bin: Keys name the stacked parts (in
 // drawing order), each of Seconds' V holds one count per key.
 type htmlStack struct {
 	// Recorded is false when the run directory holds nothing this panel could
@@ -82,7 +88,7 @@ type htmlStack struct {
 	Seconds []htmlStackAt `json:"seconds"`
 }
 
-// htmlStackAt is one second of a stack.
+// htmlStackAt is one time bin of a stack: T is the bin's index.
 type htmlStackAt struct {
 	T int   `json:"t"`
 	V []int `json:"v"`
@@ -155,14 +161,19 @@ func htmlSeriesOf(rec *Record, i int) htmlSeries {
 	}
 	s.Start, s.End = start, math.Max(end, start+1)
 
-	s.Latency = latencyPerSecond(reqs, sec)
-	s.Failures = failuresByKind(reqs, sec)
-	s.Calls = breakerCalls(arm, events, sec)
+	s.Bin = binWidth(s.End - s.Start)
+	// The per-second buckets of ArmSeries are replaced by the bins below.
+	s.Seconds = []SecondBucket{}
+	bin := func(t time.Time) int { return int(math.Floor(sec(t) / s.Bin)) }
+	s.Outcomes = outcomesPerBin(reqs, bin)
+	s.Latency = latencyPerBin(reqs, bin)
+	s.Failures = failuresByKind(reqs, bin)
+	s.Calls = breakerCalls(arm, events, bin)
 	s.Window = breakerWindow(arm, s.Breaker, rec.Samples, sec)
-	s.Retry = eventStack(events, sec, "retry", []string{"RETRY", "SUCCESS", "ERROR", "IGNORED_ERROR"},
+	s.Retry = eventStack(events, bin, "retry", []string{"RETRY", "SUCCESS", "ERROR", "IGNORED_ERROR"},
 		[]string{"retry scheduled", "succeeded after retrying", "failed after every attempt", "not retried (ignored error)"},
 		"no Retry events were recorded for this arm: the service has no Retry around the call, or its retryevents endpoint is not read (actuator only; Prometheus sources carry no events)")
-	s.Limiter = eventStack(events, sec, "timelimiter", []string{"SUCCESS", "TIMEOUT", "ERROR"},
+	s.Limiter = eventStack(events, bin, "timelimiter", []string{"SUCCESS", "TIMEOUT", "ERROR"},
 		[]string{"finished in time", "timed out", "failed in time"},
 		"no TimeLimiter events were recorded for this arm: the service has no TimeLimiter around the call, or its timelimiterevents endpoint is not read (actuator only; Prometheus sources carry no events)")
 	if lost := lostEvents(events); lost != "" {
@@ -235,12 +246,49 @@ func htmlPhases(rec *Record, arm *Arm, reqs []*Request, events []Event, sec func
 	return out
 }
 
-// latencyPerSecond is the nearest-rank p50, p90, p95 and p99 of the requests
-// sent in each second.
-func latencyPerSecond(reqs []*Request, sec func(time.Time) float64) []htmlLatency {
+// binWidth is the width in seconds of the time bins of an arm that spans
+// span seconds: 1 s, or for an arm shorter than 30 s (a run at --speed N) the
+// widest of 0.5, 0.2, 0.1, 0.05, 0.02 and 0.01 s that gives it 30 bins.
+func binWidth(span float64) float64 {
+	if span >= 30 {
+		return 1
+	}
+	w := 1.0
+	for _, b := range []float64{0.5, 0.2, 0.1, 0.05, 0.02, 0.01} {
+		w = b
+		if span/b >= 30 {
+			break
+		}
+	}
+	return w
+}
+
+// outcomesPerBin counts the requests sent in each bin by outcome.
+func outcomesPerBin(reqs []*Request, bin func(time.Time) int) htmlStack {
+	var kinds []string
+	var at []int
+	for _, q := range reqs {
+		k := "failed"
+		switch q.Outcome {
+		case OutcomeSucceeded:
+			k = "succeeded"
+		case OutcomeRejected:
+			k = "rejected by the breaker"
+		}
+		kinds = append(kinds, k)
+		at = append(at, bin(q.sentAt()))
+	}
+	st := stackOf(kinds, at, []string{"succeeded", "rejected by the breaker", "failed"})
+	st.Recorded = true
+	return st
+}
+
+// latencyPerBin is the nearest-rank p50, p90, p95 and p99 of the requests
+// sent in each bin.
+func latencyPerBin(reqs []*Request, bin func(time.Time) int) []htmlLatency {
 	lat := map[int][]float64{}
 	for _, q := range reqs {
-		k := int(math.Floor(sec(q.sentAt())))
+		k := bin(q.sentAt())
 		lat[k] = append(lat[k], float64(q.Latency)/float64(time.Millisecond))
 	}
 	out := []htmlLatency{}
@@ -275,8 +323,8 @@ func failureKind(q Request) string {
 	return "no answer: other error"
 }
 
-// failuresByKind counts the failed requests per second by failureKind.
-func failuresByKind(reqs []*Request, sec func(time.Time) float64) htmlStack {
+// failuresByKind counts the failed requests per bin by failureKind.
+func failuresByKind(reqs []*Request, bin func(time.Time) int) htmlStack {
 	var kinds []string
 	var at []int
 	for _, q := range reqs {
@@ -284,7 +332,7 @@ func failuresByKind(reqs []*Request, sec func(time.Time) float64) htmlStack {
 			continue
 		}
 		kinds = append(kinds, failureKind(*q))
-		at = append(at, int(math.Floor(sec(q.sentAt()))))
+		at = append(at, bin(q.sentAt()))
 	}
 	st := stackOf(kinds, at, nil)
 	st.Recorded = true
@@ -310,10 +358,10 @@ func errorKind(msg string) string {
 // runs wrote kind "breaker").
 func isBreakerEvent(e Event) bool { return e.Kind == "circuitbreaker" || e.Kind == "breaker" }
 
-// breakerCalls counts the breaker's per-call events per second: SUCCESS,
+// breakerCalls counts the breaker's per-call events per bin: SUCCESS,
 // ERROR (split by error kind) and IGNORED_ERROR are calls it let through to
 // the gateway, NOT_PERMITTED calls it refused.
-func breakerCalls(arm *Arm, events []Event, sec func(time.Time) float64) htmlStack {
+func breakerCalls(arm *Arm, events []Event, bin func(time.Time) int) htmlStack {
 	var kinds []string
 	var at []int
 	for _, e := range events {
@@ -334,7 +382,7 @@ func breakerCalls(arm *Arm, events []Event, sec func(time.Time) float64) htmlSta
 			continue
 		}
 		kinds = append(kinds, k)
-		at = append(at, int(math.Floor(sec(e.Time))))
+		at = append(at, bin(e.Time))
 	}
 	if len(kinds) == 0 {
 		return htmlStack{Keys: []string{}, Seconds: []htmlStackAt{},
@@ -377,9 +425,9 @@ func breakerWindow(arm *Arm, breaker string, samples []Sample, sec func(time.Tim
 	return l
 }
 
-// eventStack counts the arm's events of one kind per second by type; labels
+// eventStack counts the arm's events of one kind per bin by type; labels
 // name the types in the legend.
-func eventStack(events []Event, sec func(time.Time) float64, kind string, types, labels []string, missing string) htmlStack {
+func eventStack(events []Event, bin func(time.Time) int, kind string, types, labels []string, missing string) htmlStack {
 	label := map[string]string{}
 	for i, t := range types {
 		label[t] = labels[i]
@@ -396,7 +444,7 @@ func eventStack(events []Event, sec func(time.Time) float64, kind string, types,
 			l = strings.ToLower(e.Type)
 		}
 		kinds = append(kinds, l)
-		at = append(at, int(math.Floor(sec(e.Time))))
+		at = append(at, bin(e.Time))
 		names[e.Breaker] = true
 	}
 	if len(kinds) == 0 {
