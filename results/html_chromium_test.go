@@ -350,3 +350,86 @@ func TestHTMLComparisonInChromium(t *testing.T) {
 		t.Error("the first pair does not show both arms' whole span")
 	}
 }
+
+// zoomDriver is a script the zoom-controls test appends to a report: it
+// works the first arm's controls the way a reader does (buttons, a
+// double-click, Ctrl+wheel, a drag) with synthetic DOM events and records
+// the view after each step in data-steps on <body>.
+const zoomDriver = `<script>
+(function () {
+  var steps = [];
+  function view() { steps.push(document.body.getAttribute('data-view')); }
+  function chart() { return document.querySelector('#arm-0 svg.chart'); }
+  function at(f) {
+    var r = chart().getBoundingClientRect(), k = r.width / 900;
+    return {x: r.left + (56 + (900 - 56 - 14) * f) * k, y: r.top + r.height / 2};
+  }
+  function press(label) {
+    document.querySelectorAll('.zoom[data-group="0"] button').forEach(function (b) { if (b.textContent === label) { b.click(); } });
+  }
+  view();
+  press('zoom in'); view();
+  press('later'); view();
+  press('reset'); view();
+  var p = at(0.25);
+  chart().dispatchEvent(new MouseEvent('dblclick', {bubbles: true, clientX: p.x, clientY: p.y})); view();
+  p = at(0.5);
+  chart().dispatchEvent(new WheelEvent('wheel', {bubbles: true, cancelable: true, ctrlKey: true, deltaY: 100, clientX: p.x, clientY: p.y})); view();
+  var box = document.querySelector('.charts[data-group="0"]');
+  chart().dispatchEvent(new PointerEvent('pointerdown', {bubbles: true, button: 0, pointerId: 1, clientX: p.x, clientY: p.y}));
+  chart().dispatchEvent(new PointerEvent('pointermove', {bubbles: true, pointerId: 1, clientX: p.x - 100, clientY: p.y}));
+  box.dispatchEvent(new PointerEvent('pointerup', {bubbles: true, pointerId: 1, clientX: p.x - 100, clientY: p.y})); view();
+  press('zoom out'); press('zoom out'); press('zoom out'); view();
+  document.body.setAttribute('data-steps', steps.join(';'));
+})();
+</script>
+`
+
+// TestHTMLZoomControlsInChromium works the zoom controls with synthetic
+// events and checks each view against the arithmetic of the controls: zoom
+// in halves the span around its middle, "later" moves by half the span,
+// reset shows the whole arm, a double-click halves the span around the
+// pointer, Ctrl+wheel down widens it by a quarter, a drag to the left moves
+// the view later keeping its width, zooming out stops at the whole arm.
+func TestHTMLZoomControlsInChromium(t *testing.T) {
+	bin := chromium(t)
+	page := strings.Replace(renderPage(t, richRecord()), "</body>", zoomDriver+"</body>", 1)
+	dom := dumpDOM(t, bin, writePage(t, "report.html", page))
+	checkScripts(t, dom)
+	m := regexp.MustCompile(`data-steps="([^"]*)"`).FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("the driver did not finish:\n%s", head(dom))
+	}
+	var v [][2]float64
+	for _, s := range strings.Split(m[1], ";") {
+		var a, b float64
+		if _, err := fmt.Sscanf(s, "%g-%g", &a, &b); err != nil {
+			t.Fatalf("step %q: %v (steps %s)", s, err, m[1])
+		}
+		v = append(v, [2]float64{a, b})
+	}
+	if len(v) != 8 {
+		t.Fatalf("%d steps, want 8: %s", len(v), m[1])
+	}
+	S := v[0][1]
+	// The page prints views to 0.1 s; every expected bound is a few such roundings away.
+	const tol = 0.16
+	near := func(step int, a, b float64) {
+		t.Helper()
+		if abs(v[step][0]-a) > tol || abs(v[step][1]-b) > tol {
+			t.Errorf("step %d: view %v-%v, want %.2f-%.2f (steps %s)", step, v[step][0], v[step][1], a, b, m[1])
+		}
+	}
+	if v[0][0] != 0 || S < 28 {
+		t.Fatalf("initial view %v, want 0 to the arm's end (28 s or more)", v[0])
+	}
+	near(1, S/4, 3*S/4)
+	near(2, S/2, S)
+	near(3, 0, S)
+	near(4, S/8, 5*S/8)
+	near(5, S/16, 11*S/16)
+	if w5, w6 := v[5][1]-v[5][0], v[6][1]-v[6][0]; v[6][0] <= v[5][0]+tol || abs(w6-w5) > 2*tol {
+		t.Errorf("drag to the left: view %v after %v, want it later with the same width", v[6], v[5])
+	}
+	near(7, 0, S)
+}

@@ -373,7 +373,7 @@ const reportScript = `
   };
   // listen wires drag, double-click and wheel on a chart box (the box stays; its charts are redrawn).
   Group.prototype.listen = function (box, m) {
-    var g = this, drag = null, pending = null;
+    var g = this, drag = null;
     function plotX(ev) {
       var svg = ev.target.closest && ev.target.closest('svg.chart');
       if (!svg) { return null; }
@@ -385,14 +385,13 @@ const reportScript = `
       var p = plotX(ev);
       if (!p || ev.button !== 0) { return; }
       drag = {x: ev.clientX, a: g.a, b: g.b, pw: p.pw};
-      box.setPointerCapture(ev.pointerId);
+      try { box.setPointerCapture(ev.pointerId); } catch (e) { /* a pointer the page cannot capture: drag without it */ }
     });
     box.addEventListener('pointermove', function (ev) {
       if (!drag) { return; }
+      // Chrome and Firefox deliver pointermove at most once a frame: redraw directly.
       var d = -(ev.clientX - drag.x) / drag.pw * (drag.b - drag.a);
-      if (pending === null) {
-        pending = requestAnimationFrame(function () { pending = null; if (drag) { g.set(drag.a + d, drag.b + d); } });
-      }
+      g.set(drag.a + d, drag.b + d);
     });
     function end() { drag = null; }
     box.addEventListener('pointerup', end);
