@@ -267,6 +267,19 @@ func TestHTMLSeries(t *testing.T) {
 				t.Errorf("%s of an arm without events: recorded %v, missing %q; want a reason", name, st.Recorded, st.Missing)
 			}
 		}
+		// A run from before per-kind events: nothing counted, and the panels say why.
+		old := richRecord()
+		for i := range old.Events {
+			if e := &old.Events[i]; e.Kind == "circuitbreaker" || e.Kind == "retry" || e.Kind == "timelimiter" {
+				e.Kind = "breaker"
+			}
+		}
+		legacy := htmlSeriesOf(old, 0)
+		for name, st := range map[string]htmlStack{"calls": legacy.Calls, "retry": legacy.Retry, "limiter": legacy.Limiter} {
+			if st.Recorded || !strings.Contains(st.Missing, "before cbprobe told") {
+				t.Errorf("%s of a run with kind \"breaker\" events: recorded %v, missing %q", name, st.Recorded, st.Missing)
+			}
+		}
 		if !cb.Window.Recorded || tb.Window.Recorded || tb.Window.Missing == "" {
 			t.Errorf("window recorded %v / %v (%q), want true / false with a reason", cb.Window.Recorded, tb.Window.Recorded, tb.Window.Missing)
 		}

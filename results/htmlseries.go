@@ -169,6 +169,7 @@ func htmlSeriesOf(rec *Record, i int) htmlSeries {
 	s.Latency = latencyPerBin(reqs, bin)
 	s.Failures = failuresByKind(reqs, bin)
 	s.Calls = breakerCalls(arm, events, bin)
+
 	s.Window = breakerWindow(arm, s.Breaker, rec.Samples, sec)
 	s.Retry = eventStack(events, bin, "retry", []string{"RETRY", "SUCCESS", "ERROR", "IGNORED_ERROR"},
 		[]string{"retry scheduled", "succeeded after retrying", "failed after every attempt", "not retried (ignored error)"},
@@ -176,6 +177,15 @@ func htmlSeriesOf(rec *Record, i int) htmlSeries {
 	s.Limiter = eventStack(events, bin, "timelimiter", []string{"SUCCESS", "TIMEOUT", "ERROR"},
 		[]string{"finished in time", "timed out", "failed in time"},
 		"no TimeLimiter events were recorded for this arm: the service has no TimeLimiter around the call, or its timelimiterevents endpoint is not read (actuator only; Prometheus sources carry no events)")
+	if legacyEvents(events) {
+		// Older runs wrote kind "breaker" for the Retry's and TimeLimiter's events too.
+		why := "this run was recorded before cbprobe told the service's breaker, Retry and TimeLimiter events apart (all are kind \"breaker\" in its events.jsonl)"
+		for _, st := range []*htmlStack{&s.Calls, &s.Retry, &s.Limiter} {
+			if !st.Recorded {
+				st.Missing = why
+			}
+		}
+	}
 	if lost := lostEvents(events); lost != "" {
 		for _, st := range []*htmlStack{&s.Calls, &s.Retry, &s.Limiter} {
 			if st.Recorded {
@@ -354,9 +364,21 @@ func errorKind(msg string) string {
 	return cls
 }
 
-// isBreakerEvent reports whether e is the circuit breaker's own event (older
-// runs wrote kind "breaker").
-func isBreakerEvent(e Event) bool { return e.Kind == "circuitbreaker" || e.Kind == "breaker" }
+// isBreakerEvent reports whether e is the circuit breaker's own event.
+func isBreakerEvent(e Event) bool { return e.Kind == "circuitbreaker" }
+
+// legacyEvents reports whether events were written by an older cbprobe that
+// gave every service event the kind "breaker": the breaker's, the Retry's and
+// the TimeLimiter's SUCCESS and ERROR events cannot be told apart, so the
+// report counts none of them.
+func legacyEvents(events []Event) bool {
+	for _, e := range events {
+		if e.Kind == "breaker" && e.Type != "STATE_TRANSITION" && !strings.HasSuffix(e.Type, "_EXCEEDED") {
+			return true
+		}
+	}
+	return false
+}
 
 // breakerCalls counts the breaker's per-call events per bin: SUCCESS,
 // ERROR (split by error kind) and IGNORED_ERROR are calls it let through to
