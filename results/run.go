@@ -50,6 +50,10 @@ type Run struct {
 	Expectations []Expectation `json:"expectations"`
 	// Warnings are problems with the measurement itself (lost events, backlog, dropped requests).
 	Warnings []string `json:"warnings,omitempty"`
+	// FailOn is the lowest finding severity that fails the run ("warning" or
+	// "error", from --fail-on); "" when findings never change the verdict.
+	// See Run.FailingFindings.
+	FailOn string `json:"failOn,omitempty"`
 	// Verdict is the run's one verdict, the same in every file: VerdictPassed,
 	// VerdictFailed, VerdictInconclusive, or VerdictIncomplete for a run that
 	// did not finish. Writer sets it (see Run.Decide).

@@ -33,6 +33,7 @@ type experimentOptions struct {
 	speed       float64
 	out         string
 	expect      []string
+	failOn      string
 	config      string
 	predictRuns int
 	flow        string
@@ -61,7 +62,13 @@ report.html.
 Expectations (--expect, repeatable; grammar in the README):
   cause=slow-call-rate   first-rejected-request<=14   phase[3].success>=0.9   opens>=1
   arm[retry-3].first-open-request<=16
-Exit codes: 0 all expectations held, 1 one failed, 2 bad flags/spec/expectation,
+--fail-on warning|error makes findings of that severity or worse fail the run like a failed
+expectation (verdict failed, exit 1); a finding on an arm whose evidence was inconclusive
+leaves it inconclusive. In GitHub Actions (GITHUB_ACTIONS=true) every failed or
+inconclusive expectation and every finding is also printed as an ::error/::warning/::notice
+annotation, and with GITHUB_STEP_SUMMARY set summary.md is appended to the job summary.
+
+Exit codes: 0 all expectations held, 1 one failed (or a --fail-on finding), 2 bad flags/spec/expectation,
 3 target/gateway/metrics unreachable, 130 interrupted (partial run kept).`,
 		Example: `  cbprobe experiment retry
   cbprobe experiment window-type --speed 10 --out /tmp/wt
@@ -164,6 +171,7 @@ func (o *experimentOptions) addFlags(cmd *cobra.Command) {
 	f.Float64Var(&o.speed, "speed", 1, "run the embedded setup this many times faster (tests use 10-20)")
 	f.StringVar(&o.out, "out", "", "run directory (default cbprobe-results/<experiment>-<UTC time>/)")
 	f.StringArrayVar(&o.expect, "expect", nil, "expectation, e.g. 'cause=slow-call-rate' or 'arm[retry-3].first-rejected-request<=14' (repeatable)")
+	f.StringVar(&o.failOn, "fail-on", "none", failOnUsage)
 	f.StringVar(&o.config, "config", "", "application.yml (or .properties) to use instead of the spec's configuration")
 	f.IntVar(&o.predictRuns, "predict-runs", 1000, "simulated runs behind each prediction")
 	f.StringVar(&o.flow, "flow", "", "request-flow YAML file to send instead of the spec's (default: the reference order + payment flow)")
@@ -175,6 +183,9 @@ func (o *experimentOptions) addFlags(cmd *cobra.Command) {
 func runExperiment(cmd *cobra.Command, g *globalOptions, o *experimentOptions, spec *experiments.Spec) error {
 	if !(o.speed > 0) {
 		return usageErr(fmt.Errorf("--speed: %g must be > 0", o.speed))
+	}
+	if err := results.CheckFailOn(o.failOn); err != nil {
+		return usageErr(fmt.Errorf("--fail-on: %w", err))
 	}
 	if o.predictRuns < 1 {
 		return usageErr(fmt.Errorf("--predict-runs: %d must be at least 1", o.predictRuns))
@@ -197,7 +208,7 @@ func runExperiment(cmd *cobra.Command, g *globalOptions, o *experimentOptions, s
 	opts := experiments.Options{
 		Spec: spec, Target: o.target, PGListen: o.pgListen, Gateway: o.gateway, CallbackPrefix: o.callbackPfx, Arm: o.arm, Breaker: o.breaker,
 		Metrics: o.metrics, MetricsURL: o.metricsURL, Selector: o.selector, Headers: headers, Insecure: o.insecure,
-		Seed: o.seed, Speed: o.speed, Out: o.out, Expect: o.expect, ConfigPath: o.config,
+		Seed: o.seed, Speed: o.speed, Out: o.out, Expect: o.expect, FailOn: strings.TrimPrefix(o.failOn, "none"), ConfigPath: o.config,
 		PredictRuns: o.predictRuns, Logger: g.logger, Version: currentBuildInfo().String(),
 	}
 	progress := &progressLine{w: g.stderr, color: g.colorEnabled(g.stderr)}
@@ -238,6 +249,9 @@ func runExperiment(cmd *cobra.Command, g *globalOptions, o *experimentOptions, s
 		if werr := printRun(g, o, run, dir); werr != nil && err == nil {
 			err = werr
 		}
+	}
+	if run != nil && dir != "" {
+		reportToCI(g, ciWriter(g, o.json), run, dir)
 	}
 	switch {
 	case errors.As(err, &failed):
