@@ -45,6 +45,9 @@ func (ar *armRun) analyse(p armPlan, o Options) *results.Arm {
 		arm.Breaker = ar.feign
 	}
 	arm.Latency = scaleLatency(arm.Latency, o.Speed)
+	for i := range arm.Phases {
+		arm.Phases[i].Latency = scaleLatency(arm.Phases[i].Latency, o.Speed)
+	}
 	if out.Lag.Behind {
 		arm.Parameters["loadBehind"] = "arm " + arm.Name + ": " + out.Lag.Warning
 	}
@@ -157,7 +160,7 @@ func armParameters(p armPlan) map[string]any {
 
 // scaleLatency turns latencies measured at --speed into service time.
 func scaleLatency(l results.LatencyStats, speed float64) results.LatencyStats {
-	return results.LatencyStats{P50: l.P50 * speed, P95: l.P95 * speed, P99: l.P99 * speed, Max: l.Max * speed, Mean: l.Mean * speed}
+	return results.LatencyStats{P50: l.P50 * speed, P90: l.P90 * speed, P95: l.P95 * speed, P99: l.P99 * speed, Max: l.Max * speed, Mean: l.Mean * speed}
 }
 
 // addComparisons sets the prediction beside each measurement.

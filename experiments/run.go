@@ -247,7 +247,7 @@ func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 	run.Findings = findings(run, plans)
 	outcomes := make([]ArmOutcome, len(run.Arms))
 	for i := range run.Arms {
-		outcomes[i] = armOutcome(&run.Arms[i])
+		outcomes[i] = withEvidence(armOutcome(&run.Arms[i]), &run.Arms[i], o.Speed)
 	}
 	failed := 0
 	for _, e := range expects {
@@ -384,7 +384,7 @@ func want(e Expectation) string {
 	if e.Metric == "cause" {
 		return e.Op + " " + e.Cause
 	}
-	return fmt.Sprintf("%s %g", e.Op, e.Number)
+	return fmt.Sprintf("%s %g%s", e.Op, e.Number, unitSuffix(e.Metric))
 }
 
 // armRun is what one arm produced while it ran.

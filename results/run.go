@@ -196,6 +196,10 @@ type PhaseStats struct {
 	Dropped int `json:"dropped"`
 	// Late counts requests sent noticeably after their intended time (see the attack package).
 	Late int `json:"late"`
+	// Latency holds the phase's latency percentiles in milliseconds, over
+	// every request it sent (rejected and failed ones included); zero when
+	// none was sent or the record predates it.
+	Latency LatencyStats `json:"latency,omitzero"`
 }
 
 // Share returns n as a fraction of Sent (0 when nothing was sent).
@@ -208,8 +212,10 @@ func (p PhaseStats) Share(n int) float64 {
 
 // LatencyStats are latency percentiles in milliseconds (zero when unmeasured).
 type LatencyStats struct {
-	// P50, P95 and P99 are nearest-rank percentiles in milliseconds.
+	// P50, P90, P95 and P99 are nearest-rank percentiles in milliseconds
+	// (P90 is absent from records written before it was added).
 	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90,omitempty"`
 	P95 float64 `json:"p95"`
 	P99 float64 `json:"p99"`
 	// Max is the slowest request in milliseconds.

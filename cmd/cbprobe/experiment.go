@@ -59,9 +59,12 @@ half-open-trial) and the simulation's prediction beside each measurement. The ru
 (--out) holds run.json, requests.csv, samples.csv, events.jsonl, summary.md, junit.xml and
 report.html.
 
-Expectations (--expect, repeatable; grammar in the README):
+Expectations (--expect, repeatable; grammar in docs/guides/experiments.md):
   cause=slow-call-rate   first-rejected-request<=14   phase[3].success>=0.9   opens>=1
-  arm[retry-3].first-open-request<=16
+  arm[retry-3].first-open-request<=16   latency-p95<1000 (ms)   phase[3].latency-p99<1.5s
+  time-to-close<=30s   time-in-open<20 (s)   half-open-trials-passed>=1
+Where the run holds no evidence for one (no request in the phase, transitions not observed,
+the breaker never opened, the run ended before a trial) the verdict is inconclusive.
 --fail-on warning|error makes findings of that severity or worse fail the run like a failed
 expectation (verdict failed, exit 1); a finding on an arm whose evidence was inconclusive
 leaves it inconclusive. In GitHub Actions (GITHUB_ACTIONS=true) every failed or
