@@ -117,3 +117,27 @@ func TestExamplesUseValidFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestCIGuideWorkflowLints lints the workflows shown in docs/guides/ci.md
+// (each ```yaml block that starts with "# .github/workflows/") the same way.
+func TestCIGuideWorkflowLints(t *testing.T) {
+	tool(t, "shellcheck", "apt-get install shellcheck")
+	actionlint := tool(t, "actionlint", "go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12")
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "guides", "ci.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```yaml\n(# \\.github/workflows/.*?)```").FindAllStringSubmatch(string(data), -1)
+	if len(blocks) == 0 {
+		t.Fatal("docs/guides/ci.md shows no workflow")
+	}
+	for i, b := range blocks {
+		f := filepath.Join(t.TempDir(), "workflow.yml")
+		if err := os.WriteFile(f, []byte(b[1]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(actionlint, "-shellcheck", "shellcheck", f).CombinedOutput(); err != nil {
+			t.Errorf("docs/guides/ci.md workflow %d: actionlint: %v\n%s", i+1, err, out)
+		}
+	}
+}
