@@ -308,7 +308,7 @@ type progressLine struct {
 func (p *progressLine) show(arm string, pr results.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "\r\033[K%s: %s", arm, results.ProgressLine(pr, results.TextOptions{Color: p.color}))
+	fmt.Fprintf(p.w, "%s%s: %s", eraseLine, arm, results.ProgressLine(pr, results.TextOptions{Color: p.color}))
 	p.shown = true
 }
 
@@ -316,7 +316,7 @@ func (p *progressLine) clear() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.shown {
-		fmt.Fprint(p.w, "\r\033[K")
+		fmt.Fprint(p.w, eraseLine)
 		p.shown = false
 	}
 }

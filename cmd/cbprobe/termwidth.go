@@ -7,6 +7,23 @@ import (
 	"unicode/utf8"
 )
 
+// Cursor controls of the live lines. They move the cursor and erase; they
+// hold no colour (colour goes through fatih/color only, in results.TextOptions)
+// and are written only to a terminal.
+const (
+	// eraseLine returns to the start of the line and erases it.
+	eraseLine = "\r\x1b[K"
+)
+
+// eraseLinesAbove moves the cursor up n lines and erases from there to the
+// end of the screen ("" for n <= 0).
+func eraseLinesAbove(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return "\x1b[" + strconv.Itoa(n) + "A\x1b[J"
+}
+
 // defaultWidth is the terminal width in columns assumed when COLUMNS is not set.
 const defaultWidth = 80
 

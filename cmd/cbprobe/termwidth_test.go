@@ -93,3 +93,14 @@ func TestWatchRedrawFitsWidth(t *testing.T) {
 		}
 	}
 }
+
+func TestEraseLinesAbove(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{{0, ""}, {-1, ""}, {1, "\x1b[1A\x1b[J"}, {12, "\x1b[12A\x1b[J"}} {
+		if got := eraseLinesAbove(tc.n); got != tc.want {
+			t.Errorf("eraseLinesAbove(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}

@@ -208,7 +208,7 @@ func (v *watchView) line(s string) {
 
 func (v *watchView) clear() {
 	if v.tty && v.drawn > 0 {
-		fmt.Fprintf(v.w, "\x1b[%dA\x1b[J", v.drawn)
+		fmt.Fprint(v.w, eraseLinesAbove(v.drawn))
 		v.drawn = 0
 	}
 }
