@@ -3,11 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/cbprobe/cbprobe/demo"
 	"github.com/cbprobe/cbprobe/results"
 )
 
@@ -150,5 +155,93 @@ func TestExperimentFailOnKeepsInconclusive(t *testing.T) {
 	}
 	if rec.Run.Verdict != results.VerdictInconclusive {
 		t.Errorf("verdict %q, want inconclusive", rec.Run.Verdict)
+	}
+}
+
+// refusingService answers the reference flow and exposes a CLOSED breaker
+// "pg" whose events hold one ERROR with a 400 answer of the gateway: the
+// attack reports the gateway-refused-requests finding (severity error).
+func refusingService(t *testing.T) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/v1/orders", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"orderId":"o-1"}`))
+	})
+	mux.HandleFunc("POST /api/v1/payments", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"status":"SUCCESS"}`))
+	})
+	mux.HandleFunc("GET /actuator/circuitbreakers", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"circuitBreakers":{"pg":{"failureRate":"-1.0%","slowCallRate":"-1.0%","failureRateThreshold":"60.0%",` +
+			`"slowCallRateThreshold":"50.0%","bufferedCalls":1,"failedCalls":1,"slowCalls":0,"slowFailedCalls":0,` +
+			`"notPermittedCalls":0,"state":"CLOSED"}}}`))
+	})
+	// The event happens during the attack (from the third read on): events
+	// older than the first read are history, never counted.
+	var mu sync.Mutex
+	reads := 0
+	var at time.Time
+	mux.HandleFunc("GET /actuator/circuitbreakerevents", func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		reads++
+		if reads == 3 {
+			at = time.Now()
+		}
+		var ev []demo.CBEventView
+		if !at.IsZero() {
+			ev = []demo.CBEventView{{Breaker: "pg", Type: "ERROR", Time: at, HasDuration: true, DurationMs: 3,
+				ErrorMessage: "feign.FeignException$BadRequest: [400 Bad Request] during [POST] to [http://127.0.0.1:8082/api/v1/payments]"}}
+		}
+		mu.Unlock()
+		_, _ = w.Write(demo.RenderCBEvents(ev, demo.DefaultZone(), false))
+	})
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNotFound) })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestAttackFailOn: attack's findings fail the run under --fail-on like
+// experiment's, with the annotation in GitHub Actions and the job summary.
+func TestAttackFailOn(t *testing.T) {
+	tests := []struct {
+		name    string
+		failOn  string
+		code    int
+		verdict string
+	}{
+		{"findings reported, not failing", "none", exitOK, results.VerdictPassed},
+		{"fail-on error", "error", exitExpectation, results.VerdictFailed},
+		{"fail-on warning takes errors", "warning", exitExpectation, results.VerdictFailed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(envGitHubActions, "true")
+			summary := filepath.Join(t.TempDir(), "summary")
+			t.Setenv(envStepSummary, summary)
+			srv := refusingService(t)
+			dir := filepath.Join(t.TempDir(), "run")
+			stdout, stderr, code := runCLI(context.Background(), "attack", "--target", srv.URL, "--phases", "20/s:1s",
+				"--actuator", srv.URL, "--poll-interval", "50ms", "--out", dir, "--color", "never", "--fail-on", tc.failOn)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, stdout, stderr)
+			}
+			if !strings.Contains(stdout, "::error title=cbprobe attack%3A error gateway-refused-requests (arm attack)::") {
+				t.Errorf("stdout lacks the finding's annotation:\n%s", stdout)
+			}
+			rec, err := results.Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Run.Verdict != tc.verdict {
+				t.Errorf("verdict %q, want %q", rec.Run.Verdict, tc.verdict)
+			}
+			got, err := os.ReadFile(summary)
+			if err != nil || !strings.Contains(string(got), "gateway-refused-requests") {
+				t.Errorf("job summary (%v) lacks the finding:\n%s", err, got)
+			}
+		})
+	}
+	if _, stderr, code := runCLI(context.Background(), "attack", "--target", "http://127.0.0.1:1", "--phases", "1/s:1s", "--fail-on", "all"); code != exitUsage {
+		t.Errorf("--fail-on all: exit %d, want 2\n%s", code, stderr)
 	}
 }
