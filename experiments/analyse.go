@@ -67,6 +67,9 @@ func (ar *armRun) analyse(p armPlan, o Options) *results.Arm {
 		arm.Breaker = ar.feign
 	}
 	arm.Latency = scaleLatency(arm.Latency, o.Speed)
+	for i := range arm.Phases {
+		arm.Phases[i].Latency = scaleLatency(arm.Phases[i].Latency, o.Speed)
+	}
 	f := &ar.facts
 	if out.Lag.Behind {
 		f.loadBehind = "arm " + arm.Name + ": " + out.Lag.Warning
@@ -184,7 +187,7 @@ func armParameters(p armPlan) map[string]any {
 
 // scaleLatency turns latencies measured at --speed into service time.
 func scaleLatency(l results.LatencyStats, speed float64) results.LatencyStats {
-	return results.LatencyStats{P50: l.P50 * speed, P95: l.P95 * speed, P99: l.P99 * speed, Max: l.Max * speed, Mean: l.Mean * speed}
+	return results.LatencyStats{P50: l.P50 * speed, P90: l.P90 * speed, P95: l.P95 * speed, P99: l.P99 * speed, Max: l.Max * speed, Mean: l.Mean * speed}
 }
 
 // addComparisons sets the prediction beside each measurement.

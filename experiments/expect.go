@@ -6,6 +6,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/cbprobe/cbprobe/results"
 )
 
 // The expectation grammar, documented in the README:
@@ -14,8 +17,13 @@ import (
 //	check       := metric OP NUMBER | "cause" ( "=" | "!=" ) CAUSE
 //	metric      := "first-open-request" | "first-rejected-request" | "opens" | "rejections"
 //	             | "success" | "rejected" | "failed" | "sent" | "attempts-per-request"
-//	             | "phase[" N "]." ( "success" | "rejected" | "failed" | "sent" )
+//	             | latency | "time-to-close" | "time-in-open"
+//	             | "half-open-trials" | "half-open-trials-passed"
+//	             | "phase[" N "]." ( "success" | "rejected" | "failed" | "sent" | latency )
+//	latency     := "latency-p50" | "latency-p90" | "latency-p95" | "latency-p99"
 //	OP          := "<=" | ">=" | "==" | "!=" | "<" | ">"
+//	NUMBER      := a decimal number, or for latency-* (milliseconds) and time-* (seconds)
+//	               also a Go duration such as 1.5s or 250ms
 //	CAUSE       := failure-rate | slow-call-rate | both | half-open-trial | forced | unknown | none
 //
 // Without an arm prefix an expectation must hold for every arm. "success", "rejected"
@@ -23,7 +31,8 @@ import (
 // numbered from 1. "cause" is the cause of the first CLOSED→OPEN transition ("none" when
 // the breaker never opened). first-*-request is the 1-based request number; "never"
 // compares as +infinity, so "first-rejected-request<=14" fails for a breaker that never
-// rejected and "first-open-request>40" holds.
+// rejected and "first-open-request>40" holds. Latency and recovery metrics are
+// described in expect_latency.go.
 
 // Expectation is one parsed --expect expression.
 type Expectation struct {
@@ -67,11 +76,13 @@ func validCauses() []string {
 }
 
 func numericMetrics() []string {
-	return []string{"first-open-request", "first-rejected-request", "opens", "rejections",
-		"success", "rejected", "failed", "sent", "attempts-per-request"}
+	return append([]string{"first-open-request", "first-rejected-request", "opens", "rejections",
+		"success", "rejected", "failed", "sent", "attempts-per-request"}, append(latencyMetrics(), recoveryMetrics()...)...)
 }
 
-func phaseMetrics() []string { return []string{"success", "rejected", "failed", "sent"} }
+func phaseMetrics() []string {
+	return append([]string{"success", "rejected", "failed", "sent"}, latencyMetrics()...)
+}
 
 // ParseExpectation parses one expression of the grammar above.
 func ParseExpectation(expr string) (Expectation, error) {
@@ -128,11 +139,6 @@ func ParseExpectation(expr string) (Expectation, error) {
 		op = "=="
 	}
 	e.Op = op
-	n, err := strconv.ParseFloat(right, 64)
-	if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
-		return bad("%q is not a number", right)
-	}
-	e.Number = n
 	if strings.HasPrefix(left, "phase[") {
 		end := strings.Index(left, "]")
 		if end < 0 {
@@ -151,12 +157,17 @@ func ParseExpectation(expr string) (Expectation, error) {
 			return bad("unknown phase metric %q (want one of %s)", sub, strings.Join(phaseMetrics(), ", "))
 		}
 		e.Metric = sub
-		return e, nil
+	} else {
+		if !contains(numericMetrics(), left) {
+			return bad("unknown metric %q (want one of cause, phase[N].*, %s)", left, strings.Join(numericMetrics(), ", "))
+		}
+		e.Metric = left
 	}
-	if !contains(numericMetrics(), left) {
-		return bad("unknown metric %q (want one of cause, phase[N].*, %s)", left, strings.Join(numericMetrics(), ", "))
+	n, err := parseNumber(e.Metric, right)
+	if err != nil {
+		return bad("%v", err)
 	}
-	e.Metric = left
+	e.Number = n
 	return e, nil
 }
 
@@ -200,6 +211,8 @@ func contains(list []string, s string) bool {
 // PhaseOutcome counts one phase's requests for expectation checks.
 type PhaseOutcome struct {
 	Sent, Succeeded, Rejected, Failed int
+	// Latency holds the phase's latency percentiles in milliseconds of service time.
+	Latency results.LatencyStats
 }
 
 // ArmOutcome is what expectations are checked against for one arm.
@@ -223,6 +236,17 @@ type ArmOutcome struct {
 	// Untrusted, when set, says why no measurement of the arm can be trusted
 	// (the target stopped answering): every expectation is inconclusive.
 	Untrusted string
+	// Latency holds the arm's latency percentiles in milliseconds of service time.
+	Latency results.LatencyStats
+	// Transitions are the breaker's observed state changes, oldest first
+	// (wall-clock times), for the recovery metrics.
+	Transitions []results.Transition
+	// ObservedUntil is the last time the breaker's state was read; zero when
+	// unknown. Recovery metrics count time up to it.
+	ObservedUntil time.Time
+	// Speed is the run's --speed: a wall-clock duration times Speed is service
+	// time (0 means 1).
+	Speed float64
 }
 
 // dependsOnTransitions reports whether metric is read from the breaker's
@@ -232,7 +256,7 @@ func dependsOnTransitions(metric string) bool {
 	case "first-open-request", "opens", "cause":
 		return true
 	}
-	return false
+	return contains(recoveryMetrics(), metric)
 }
 
 func (a ArmOutcome) total() PhaseOutcome {
@@ -324,6 +348,12 @@ func checkArm(e Expectation, a ArmOutcome) Verdict {
 
 func checkValue(e Expectation, a ArmOutcome) Verdict {
 	v := Verdict{Expectation: e, Arm: a.Name}
+	if isLatencyMetric(e.Metric) {
+		return checkLatency(e, a)
+	}
+	if contains(recoveryMetrics(), e.Metric) {
+		return checkRecovery(e, a)
+	}
 	if e.Metric == "cause" {
 		v.Got = a.FirstCause
 		v.OK = (a.FirstCause == e.Cause) == (e.Op == "==")

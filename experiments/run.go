@@ -66,6 +66,9 @@ type Options struct {
 	Out string
 	// Expect adds expectations to the spec's.
 	Expect []string
+	// FailOn is the lowest finding severity that fails the run ("warning",
+	// "error"; "" or "none": findings never do); see results.Run.FailingFindings.
+	FailOn string
 	// ConfigPath replaces the spec's configuration (application.yml).
 	ConfigPath string
 	// PredictRuns is the number of simulated runs per arm (0: 1,000).
@@ -106,10 +109,16 @@ func (e *RunError) ExitCode() int { return 3 }
 // expectation did not hold (exit code 1).
 type ExpectationsFailed struct {
 	Failed, Total int
+	// Findings counts the findings that failed the run (Options.FailOn).
+	Findings int
 }
 
 func (e *ExpectationsFailed) Error() string {
-	return fmt.Sprintf("%d of %d expectations failed", e.Failed, e.Total)
+	msg := fmt.Sprintf("%d of %d expectations failed", e.Failed, e.Total)
+	if e.Findings > 0 {
+		msg += fmt.Sprintf(", %d findings at --fail-on severity", e.Findings)
+	}
+	return msg
 }
 
 // ExitCode is 1: the breaker did not behave as asserted.
@@ -131,6 +140,9 @@ func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 		}
 	default:
 		return nil, "", &SpecError{Source: "--metrics", Msg: fmt.Sprintf("%q is not one of %s", o.Metrics, strings.Join(collect.Kinds(), ", "))}
+	}
+	if err := results.CheckFailOn(o.FailOn); err != nil {
+		return nil, "", &SpecError{Source: "--fail-on", Msg: err.Error()}
 	}
 	exprs := append(append([]string{}, spec.Expect...), o.Expect...)
 	expects, err := ParseExpectations(exprs)
@@ -250,7 +262,7 @@ func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 	run.Findings = findings(run, plans, facts)
 	outcomes := make([]ArmOutcome, len(run.Arms))
 	for i := range run.Arms {
-		outcomes[i] = armOutcome(&run.Arms[i], facts[i])
+		outcomes[i] = withEvidence(armOutcome(&run.Arms[i], facts[i]), &run.Arms[i], o.Speed)
 	}
 	failed := 0
 	for _, e := range expects {
@@ -264,12 +276,13 @@ func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 		}
 	}
 	run.Ended = time.Now().UTC()
+	run.FailOn = o.FailOn
 	if err := w.Finish(run); err != nil {
 		return run, dir, err
 	}
 	switch run.Decide() {
 	case results.VerdictFailed:
-		return run, dir, &ExpectationsFailed{Failed: failed, Total: len(run.Expectations)}
+		return run, dir, &ExpectationsFailed{Failed: failed, Total: len(run.Expectations), Findings: len(run.FailingFindings())}
 	case results.VerdictInconclusive:
 		return run, dir, inconclusiveError(run)
 	}
@@ -386,7 +399,7 @@ func want(e Expectation) string {
 	if e.Metric == "cause" {
 		return e.Op + " " + e.Cause
 	}
-	return fmt.Sprintf("%s %g", e.Op, e.Number)
+	return fmt.Sprintf("%s %g%s", e.Op, e.Number, unitSuffix(e.Metric))
 }
 
 // predictionResult is what an arm's prediction goroutine hands back.

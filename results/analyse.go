@@ -152,7 +152,35 @@ func LatencyOf(reqs []Request, arm string) LatencyStats {
 	if len(ms) == 0 {
 		return LatencyStats{}
 	}
+	return latencyStats(ms, sum)
+}
+
+// latencyStats sorts ms (milliseconds) and returns its percentiles and mean.
+func latencyStats(ms []float64, sum float64) LatencyStats {
+	if len(ms) == 0 {
+		return LatencyStats{}
+	}
 	slices.Sort(ms)
-	return LatencyStats{P50: quantile(ms, 0.50), P95: quantile(ms, 0.95), P99: quantile(ms, 0.99),
+	return LatencyStats{P50: quantile(ms, 0.50), P90: quantile(ms, 0.90), P95: quantile(ms, 0.95), P99: quantile(ms, 0.99),
 		Max: ms[len(ms)-1], Mean: sum / float64(len(ms))}
+}
+
+// SetLatency sets the arm's latency percentiles (LatencyOf) and each of its
+// phases' from the arm's requests in reqs, matched to phases by name.
+func (a *Arm) SetLatency(reqs []Request) {
+	a.Latency = LatencyOf(reqs, a.Name)
+	ms := map[string][]float64{}
+	sum := map[string]float64{}
+	for _, r := range reqs {
+		if r.Arm != a.Name {
+			continue
+		}
+		v := float64(r.Latency) / float64(time.Millisecond)
+		ms[r.Phase] = append(ms[r.Phase], v)
+		sum[r.Phase] += v
+	}
+	for i := range a.Phases {
+		p := &a.Phases[i]
+		p.Latency = latencyStats(ms[p.Name], sum[p.Name])
+	}
 }

@@ -48,7 +48,8 @@ type junitFailure struct {
 }
 
 // WriteJUnit writes run's expectations as JUnit XML: one testsuite for the
-// run, one testcase per expectation, a <failure> for each that did not hold.
+// run, one testcase per expectation, a <failure> for each that did not hold,
+// and a failing testcase for each finding that fails the run (Run.FailOn).
 // Properties record the experiment, completeness and interruption.
 func WriteJUnit(w io.Writer, run *Run) error {
 	suite := junitSuite{
@@ -88,6 +89,21 @@ func WriteJUnit(w io.Writer, run *Run) error {
 			c.Failure = &junitFailure{Message: msg, Type: "expectation", Text: e.Expr + ": " + msg}
 		}
 		suite.Cases = append(suite.Cases, c)
+	}
+	for _, g := range GroupFindings(run.FailingFindings()) {
+		f := g.Finding
+		suite.Tests++
+		suite.Failures++
+		msg := f.Title
+		if a := armList(g.Arms); a != "" {
+			msg += " (" + a + ")"
+		}
+		text := msg
+		if f.Fix != "" {
+			text += "\nfix: " + f.Fix
+		}
+		suite.Cases = append(suite.Cases, junitCase{Name: "finding " + f.ID + " (--fail-on " + run.FailOn + ")", Classname: "cbprobe." + run.Experiment,
+			Failure: &junitFailure{Message: msg, Type: "finding-" + f.Severity, Text: text}})
 	}
 	for i := range run.Arms {
 		a := &run.Arms[i]

@@ -92,7 +92,7 @@ func (rec *Record) rebuild() {
 			a.Add(r)
 		}
 		a.MarkRequests(reqs)
-		a.Latency = LatencyOf(reqs, name)
+		a.SetLatency(reqs)
 		if a.Breaker == "" {
 			for _, s := range rec.Samples {
 				if s.Arm == name {

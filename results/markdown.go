@@ -86,6 +86,11 @@ func WriteMarkdown(w io.Writer, run *Run) error {
 		b.WriteString("\n")
 	}
 
+	if ff := run.FailingFindings(); len(ff) > 0 {
+		fmt.Fprintf(b, "> [!CAUTION]\n> **Failed by `--fail-on %s`**: %s of severity %s or worse (below).\n\n",
+			mdCell(run.FailOn), plural(len(ff), "finding"), mdCell(run.FailOn))
+	}
+
 	for i := range run.Arms {
 		writeMarkdownArm(b, run, &run.Arms[i])
 	}

@@ -739,9 +739,17 @@ func TestMarkRequestsAndLatency(t *testing.T) {
 		t.Errorf("another arm's first request %d, want 0", got)
 	}
 	l := LatencyOf(reqs, "COUNT_BASED")
-	// Latencies 101..130 ms: nearest-rank p50 is the 15th (115), p95 the 29th (129), p99 the 30th.
-	want := LatencyStats{P50: 115, P95: 129, P99: 130, Max: 130, Mean: 115.5}
+	// Latencies 101..130 ms: nearest-rank p50 is the 15th (115), p90 the 27th
+	// (127), p95 the 29th (129), p99 the 30th.
+	want := LatencyStats{P50: 115, P90: 127, P95: 129, P99: 130, Max: 130, Mean: 115.5}
 	if l != want {
 		t.Errorf("LatencyOf = %+v, want %+v", l, want)
+	}
+	// Per phase: the sample requests are all in phase1; phase3 sent none.
+	a := sampleRun().Arms[0]
+	a.SetLatency(reqs)
+	if a.Latency != want || a.Phases[0].Latency != want || a.Phases[2].Latency != (LatencyStats{}) {
+		t.Errorf("SetLatency: arm %+v, phase1 %+v, phase3 %+v; want the arm's latency on phase1 and none on phase3",
+			a.Latency, a.Phases[0].Latency, a.Phases[2].Latency)
 	}
 }

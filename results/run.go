@@ -50,6 +50,10 @@ type Run struct {
 	Expectations []Expectation `json:"expectations"`
 	// Warnings are problems with the measurement itself (lost events, backlog, dropped requests).
 	Warnings []string `json:"warnings,omitempty"`
+	// FailOn is the lowest finding severity that fails the run ("warning" or
+	// "error", from --fail-on); "" when findings never change the verdict.
+	// See Run.FailingFindings.
+	FailOn string `json:"failOn,omitempty"`
 	// Verdict is the run's one verdict, the same in every file: VerdictPassed,
 	// VerdictFailed, VerdictInconclusive, or VerdictIncomplete for a run that
 	// did not finish. Writer sets it (see Run.Decide).
@@ -192,6 +196,10 @@ type PhaseStats struct {
 	Dropped int `json:"dropped"`
 	// Late counts requests sent noticeably after their intended time (see the attack package).
 	Late int `json:"late"`
+	// Latency holds the phase's latency percentiles in milliseconds, over
+	// every request it sent (rejected and failed ones included); zero when
+	// none was sent or the record predates it.
+	Latency LatencyStats `json:"latency,omitzero"`
 }
 
 // Share returns n as a fraction of Sent (0 when nothing was sent).
@@ -204,8 +212,10 @@ func (p PhaseStats) Share(n int) float64 {
 
 // LatencyStats are latency percentiles in milliseconds (zero when unmeasured).
 type LatencyStats struct {
-	// P50, P95 and P99 are nearest-rank percentiles in milliseconds.
+	// P50, P90, P95 and P99 are nearest-rank percentiles in milliseconds
+	// (P90 is absent from records written before it was added).
 	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90,omitempty"`
 	P95 float64 `json:"p95"`
 	P99 float64 `json:"p99"`
 	// Max is the slowest request in milliseconds.

@@ -138,22 +138,26 @@ func WriteText(w io.Writer, run *Run, o TextOptions) error {
 	}
 	if len(run.Findings) > 0 {
 		b.WriteString("\n" + o.paint(ansiBold, "findings") + "\n")
-		for _, f := range run.Findings {
+		for _, g := range GroupFindings(run.Findings) {
+			f := g.Finding
 			c := ansiCyan
 			switch f.Severity {
-			case "error":
+			case SeverityError:
 				c = ansiRed
-			case "warning":
+			case SeverityWarning:
 				c = ansiYellow
 			}
 			line := "  " + o.paint(c, "["+f.Severity+"]") + " " + f.Title + " (" + f.ID
-			if f.Arm != "" {
-				line += ", arm " + f.Arm
+			if a := armList(g.Arms); a != "" {
+				line += ", " + a
 			}
 			b.WriteString(line + ")\n")
 			if f.Fix != "" {
 				b.WriteString("    fix: " + f.Fix + "\n")
 			}
+		}
+		if ff := run.FailingFindings(); len(ff) > 0 {
+			b.WriteString("  " + o.paint(ansiRed, "FAIL") + fmt.Sprintf("  --fail-on %s: %s of severity %s or worse\n", run.FailOn, plural(len(ff), "finding"), run.FailOn))
 		}
 	}
 	if len(run.Expectations) > 0 {
@@ -166,7 +170,7 @@ func WriteText(w io.Writer, run *Run, o TextOptions) error {
 			case !e.OK:
 				mark = o.paint(ansiRed, "FAIL")
 			}
-			line := "  " + mark + "  " + e.Expr
+			line := "  " + mark + "  " + expectationLabel(e)
 			if d := expectationDetail(e); d != "" {
 				line += "  " + o.paint(ansiFaint, "("+d+")")
 			}
@@ -177,6 +181,15 @@ func WriteText(w io.Writer, run *Run, o TextOptions) error {
 		b.WriteString(o.paint(ansiYellow, "warning: ") + s + "\n")
 	}
 	return b.Flush()
+}
+
+// expectationLabel is the expression with the arm it was checked on, e.g.
+// "arm retry-3: opens>=1"; an expression that names its arm is shown as written.
+func expectationLabel(e Expectation) string {
+	if e.Arm == "" || strings.HasPrefix(strings.TrimSpace(e.Expr), "arm[") {
+		return e.Expr
+	}
+	return "arm " + e.Arm + ": " + e.Expr
 }
 
 func writeTextArm(b *bufio.Writer, run *Run, a *Arm, o TextOptions) {

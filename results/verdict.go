@@ -69,7 +69,8 @@ func (a *Arm) Inconclusive() bool {
 
 // Decide computes the run's verdict from its content: VerdictIncomplete for a
 // run that did not finish; VerdictFailed when an expectation was decided and
-// did not hold (the breaker misbehaved whatever else was unseen);
+// did not hold (the breaker misbehaved whatever else was unseen) or a finding
+// reached the FailOn severity (Run.FailingFindings);
 // VerdictInconclusive when an expectation or an arm was inconclusive;
 // VerdictPassed otherwise.
 func (r *Run) Decide() string {
@@ -84,6 +85,9 @@ func (r *Run) Decide() string {
 		case !e.OK:
 			return VerdictFailed
 		}
+	}
+	if len(r.FailingFindings()) > 0 {
+		return VerdictFailed
 	}
 	for i := range r.Arms {
 		if r.Arms[i].Inconclusive() {

@@ -152,7 +152,7 @@ func (o *Outcome) Fill(arm *results.Arm) {
 	}
 	arm.Transitions = append(arm.Transitions[:0], o.Transitions...)
 	arm.MarkRequests(o.Requests)
-	arm.Latency = results.LatencyOf(o.Requests, arm.Name)
+	arm.SetLatency(o.Requests)
 	arm.Notes = append(arm.Notes, o.Notes...)
 	if o.Reconciliation == nil && o.TargetDown == "" {
 		return

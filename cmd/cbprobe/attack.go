@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/cbprobe/cbprobe/attack"
@@ -34,6 +35,7 @@ type attackOptions struct {
 	poll     time.Duration // deprecated --poll-interval
 	quiet    bool
 	json     bool
+	failOn   string
 	service  serviceFlags
 	svc      *service.Config // from service's flags; nil without --service
 }
@@ -61,7 +63,8 @@ gives the thresholds a Prometheus source does not export.
 
 Ctrl-C stops the attack and keeps a partial run (exit 130; a second Ctrl-C exits
 at once). An unreachable target exits 3 before anything is written; an existing
---out is a usage error (exit 2).`,
+--out is a usage error (exit 2). --fail-on, GitHub annotations and the job summary
+work as for experiment: findings of the --fail-on severity fail the run (exit 1).`,
 		Example: `  cbprobe attack --target http://127.0.0.1:8080 --phases '15/s:5s,0/s:15s,5/s:8s'
   cbprobe attack --target http://127.0.0.1:8080 --users 1 --requests 40 --actuator http://127.0.0.1:8080
   cbprobe attack --target http://127.0.0.1:8080 --flow checkout.yaml --phases 50/s:30s --json > run.json`,
@@ -89,6 +92,7 @@ at once). An unreachable target exits 3 before anything is written; an existing
 	_ = f.MarkDeprecated("poll-interval", "use --interval")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors")
 	f.BoolVar(&o.json, "json", false, "print run.json to stdout instead of the summary")
+	f.StringVar(&o.failOn, "fail-on", "none", failOnUsage)
 	cmd.MarkFlagsMutuallyExclusive("phases", "users")
 	cmd.MarkFlagsMutuallyExclusive("actuator", "prometheus", "prom-api")
 	o.service.add(cmd)
@@ -152,6 +156,9 @@ func (o *attackOptions) plan(g *globalOptions) (*attackPlan, error) {
 }
 
 func runAttack(ctx context.Context, g *globalOptions, o *attackOptions) error {
+	if err := results.CheckFailOn(o.failOn); err != nil {
+		return usageErr(fmt.Errorf("--fail-on: %w", err))
+	}
 	p, err := o.plan(g)
 	if err != nil {
 		return err
@@ -262,9 +269,11 @@ func runAttack(ctx context.Context, g *globalOptions, o *attackOptions) error {
 		if o.json {
 			_ = results.EncodeRun(g.stdout, &final)
 		}
+		reportToCI(g, ciWriter(g, o.json), &final, dir)
 		fmt.Fprintf(g.stderr, "cbprobe: attack stopped (%s); partial results in %s\n", reason, dir)
 		return silentErr(code, fmt.Errorf("attack: %s", reason))
 	}
+	final.FailOn = strings.TrimPrefix(o.failOn, "none")
 	if err := w.Finish(&final); err != nil {
 		return err
 	}
@@ -280,6 +289,7 @@ func runAttack(ctx context.Context, g *globalOptions, o *attackOptions) error {
 		}
 		fmt.Fprintf(g.stdout, "results: %s\n", dir)
 	}
+	reportToCI(g, ciWriter(g, o.json), &final, dir)
 	return verdictErr(&final, dir, g)
 }
 
@@ -294,9 +304,13 @@ func observedThresholds(_ *results.Writer, out *runner.Outcome, breaker string) 
 	return results.Thresholds{FailureRate: results.Unknown, SlowCallRate: results.Unknown}
 }
 
-// verdictErr turns an inconclusive run into exit 3 with what to fix, printed
+// verdictErr turns a run failed by its findings (--fail-on) into exit 1 and an
+// inconclusive run into exit 3 with what to fix, printed
 // on stderr (the summary above already showed it).
 func verdictErr(run *results.Run, dir string, g *globalOptions) error {
+	if run.Decide() == results.VerdictFailed {
+		return silentErr(exitExpectation, fmt.Errorf("failed: %d findings at --fail-on %s (run in %s)", len(run.FailingFindings()), run.FailOn, dir))
+	}
 	if run.Decide() != results.VerdictInconclusive {
 		return nil
 	}

@@ -29,6 +29,7 @@ type experimentOptions struct {
 	speed       float64
 	out         string
 	expect      []string
+	failOn      string
 	predictRuns int
 	flow        string
 	quiet       bool
@@ -54,10 +55,19 @@ half-open-trial) and the simulation's prediction beside each measurement. The ru
 (--out) holds run.json, requests.csv, samples.csv, events.jsonl, summary.md, junit.xml and
 report.html.
 
-Expectations (--expect, repeatable; grammar in the README):
+Expectations (--expect, repeatable; grammar in docs/guides/experiments.md):
   cause=slow-call-rate   first-rejected-request<=14   phase[3].success>=0.9   opens>=1
-  arm[retry-3].first-open-request<=16
-Exit codes: 0 all expectations held, 1 one failed, 2 bad flags/spec/expectation,
+  arm[retry-3].first-open-request<=16   latency-p95<1000 (ms)   phase[3].latency-p99<1.5s
+  time-to-close<=30s   time-in-open<20 (s)   half-open-trials-passed>=1
+Where the run holds no evidence for one (no request in the phase, transitions not observed,
+the breaker never opened, the run ended before a trial) the verdict is inconclusive.
+--fail-on warning|error makes findings of that severity or worse fail the run like a failed
+expectation (verdict failed, exit 1); a finding on an arm whose evidence was inconclusive
+leaves it inconclusive. In GitHub Actions (GITHUB_ACTIONS=true) every failed or
+inconclusive expectation and every finding is also printed as an ::error/::warning/::notice
+annotation, and with GITHUB_STEP_SUMMARY set summary.md is appended to the job summary.
+
+Exit codes: 0 all expectations held, 1 one failed (or a --fail-on finding), 2 bad flags/spec/expectation,
 3 target/gateway/metrics unreachable, 130 interrupted (partial run kept).`,
 		Example: `  cbprobe experiment retry
   cbprobe experiment window-type --speed 10 --out /tmp/wt
@@ -157,6 +167,7 @@ func (o *experimentOptions) addFlags(cmd *cobra.Command) {
 	f.Float64Var(&o.speed, "speed", 1, "run the embedded setup this many times faster (tests use 10-20)")
 	f.StringVar(&o.out, "out", "", "run directory (default cbprobe-results/<experiment>-<UTC time>/)")
 	f.StringArrayVar(&o.expect, "expect", nil, "expectation, e.g. 'cause=slow-call-rate' or 'arm[retry-3].first-rejected-request<=14' (repeatable)")
+	f.StringVar(&o.failOn, "fail-on", "none", failOnUsage)
 	f.IntVar(&o.predictRuns, "predict-runs", 1000, "simulated runs behind each prediction")
 	f.StringVar(&o.flow, "flow", "", "request-flow YAML file to send instead of the spec's (default: the reference order + payment flow)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors")
@@ -167,6 +178,9 @@ func (o *experimentOptions) addFlags(cmd *cobra.Command) {
 func runExperiment(cmd *cobra.Command, g *globalOptions, o *experimentOptions, spec *experiments.Spec) error {
 	if !(o.speed > 0) {
 		return usageErr(fmt.Errorf("--speed: %g must be > 0", o.speed))
+	}
+	if err := results.CheckFailOn(o.failOn); err != nil {
+		return usageErr(fmt.Errorf("--fail-on: %w", err))
 	}
 	if o.predictRuns < 1 {
 		return usageErr(fmt.Errorf("--predict-runs: %d must be at least 1", o.predictRuns))
@@ -186,7 +200,7 @@ func runExperiment(cmd *cobra.Command, g *globalOptions, o *experimentOptions, s
 		Spec: spec, Target: o.target, PGListen: o.pgListen, Gateway: o.gateway, CallbackPrefix: o.callbackPfx, Arm: o.arm, Breaker: o.breaker,
 		Metrics: cmp.Or(o.metrics.kind, collect.KindActuator), MetricsURL: o.metrics.url, Selector: o.metrics.selector, Headers: headers,
 		Insecure: o.metrics.insecure, Interval: o.metrics.interval,
-		Seed: o.seed, Speed: o.speed, Out: o.out, Expect: o.expect, ConfigPath: o.metrics.config,
+		Seed: o.seed, Speed: o.speed, Out: o.out, Expect: o.expect, FailOn: strings.TrimPrefix(o.failOn, "none"), ConfigPath: o.metrics.config,
 		PredictRuns: o.predictRuns, Logger: g.logger, Version: currentBuildInfo().String(),
 	}
 	progress := &progressLine{w: g.stderr, color: g.colorEnabled(g.stderr)}
@@ -227,6 +241,9 @@ func runExperiment(cmd *cobra.Command, g *globalOptions, o *experimentOptions, s
 		if werr := printRun(g, o, run, dir); werr != nil && err == nil {
 			err = werr
 		}
+	}
+	if run != nil && dir != "" {
+		reportToCI(g, ciWriter(g, o.json), run, dir)
 	}
 	switch {
 	case errors.As(err, &failed):
@@ -280,7 +297,7 @@ type progressLine struct {
 func (p *progressLine) show(arm string, pr results.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "\r\033[K%s: %s", arm, results.ProgressLine(pr, results.TextOptions{Color: p.color}))
+	fmt.Fprintf(p.w, "%s%s: %s", eraseLine, arm, results.ProgressLine(pr, results.TextOptions{Color: p.color}))
 	p.shown = true
 }
 
@@ -288,7 +305,7 @@ func (p *progressLine) clear() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.shown {
-		fmt.Fprint(p.w, "\r\033[K")
+		fmt.Fprint(p.w, eraseLine)
 		p.shown = false
 	}
 }

@@ -111,7 +111,8 @@ func TestExperimentRetryCommand(t *testing.T) {
 		"first rejected request: measured",
 		"first OPEN request: measured",
 		"gateway attempts per request",
-		"PASS  cause=slow-call-rate",
+		"PASS  arm retry-3: cause=slow-call-rate",
+		"PASS  arm retry-1: cause=slow-call-rate",
 		"PASS  arm[retry-3].first-rejected-request<=17",
 		"Run directory: " + dir,
 	} {
@@ -160,10 +161,10 @@ func TestExperimentExpectationsCommand(t *testing.T) {
 		{"all hold", []string{"cause=failure-rate", "opens>=1", "arm[one].first-rejected-request==21", "arm[two].first-rejected-request<=11", "phase[1].success==0"}, 0,
 			map[string]bool{"cause=failure-rate@one": true, "cause=failure-rate@two": true, "opens>=1@one": true, "opens>=1@two": true,
 				"arm[one].first-rejected-request==21@one": true, "arm[two].first-rejected-request<=11@two": true, "phase[1].success==0@one": true, "phase[1].success==0@two": true},
-			[]string{"PASS  cause=failure-rate", "PASS  arm[one].first-rejected-request==21"}, nil},
+			[]string{"PASS  arm one: cause=failure-rate", "PASS  arm two: cause=failure-rate", "PASS  arm[one].first-rejected-request==21"}, nil},
 		{"one fails", []string{"cause=slow-call-rate", "arm[two].opens>=1"}, 1,
 			map[string]bool{"cause=slow-call-rate@one": false, "cause=slow-call-rate@two": false, "arm[two].opens>=1@two": true},
-			[]string{"FAIL  cause=slow-call-rate"}, nil},
+			[]string{"FAIL  arm one: cause=slow-call-rate", "FAIL  arm two: cause=slow-call-rate"}, nil},
 		{"unknown arm fails", []string{"arm[three].opens>=1"}, 1,
 			map[string]bool{"arm[three].opens>=1@three": false}, []string{`no arm named "three"`}, nil},
 		{"bad expression", []string{"opens>=1", "first-rejected-request<=fourteen"}, 2, nil, nil,
@@ -373,7 +374,7 @@ func TestExperimentExternalTarget(t *testing.T) {
 		{"no actuator", nil, exitInfrastructure, []string{feignBreaker, "found: no breaker at all"}, nil},
 		// The breaker is there but never opens (the fake always succeeds):
 		// the run completes and the spec's opens>=1 fails.
-		{"breaker never opens", []string{feignBreaker}, exitExpectation, nil, []string{"FAIL  opens>=1"}},
+		{"breaker never opens", []string{feignBreaker}, exitExpectation, nil, []string{"FAIL  arm retry-3: opens>=1"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -445,7 +446,7 @@ func TestExperimentExternalTargetDefaultBreaker(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tc.code == exitExpectation && !strings.Contains(stdout, "FAIL  opens>=1") {
+			if tc.code == exitExpectation && !strings.Contains(stdout, "FAIL  arm retry-3: opens>=1") {
 				t.Errorf("stdout lacks the failed verdict of opens>=1:\n%s", stdout)
 			}
 			want := feignBreaker

@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +27,7 @@ type lintOptions struct {
 	latency     string
 	name        string
 	json        bool
+	format      string
 	profiles    []string
 	retry       string
 	timelimiter string
@@ -62,11 +63,16 @@ the file. --error-rate and --latency describe the gateway (the failing share of 
 the latency of the others, e.g. 100ms-500ms, normal:mean=200ms,sd=50ms); failing calls
 are taken as answering at once. See docs/lint.md.
 
+--format json writes an array of findings (id, severity, file, line, key, message, fix,
+breakers); --format sarif a SARIF 2.1.0 log with one rule per finding id and the file and
+line of each finding, for GitHub code scanning (--json is a deprecated alias of --format json).
+
 Exit 1 when a finding has severity error, 0 otherwise, 2 when the file cannot be read.`,
 		Example: `  cbprobe lint application.yml
   cbprobe lint application.yml --profile prod --rate 15 --error-rate 0.4 --latency 100ms-500ms
   cbprobe lint application.yml --name 'PgPaymentClient#requestPayment(String,PaymentRequest)' --assume retry
-  cbprobe lint application.yml --actuator http://127.0.0.1:8080 --name pgPayment --json`,
+  cbprobe lint application.yml --actuator http://127.0.0.1:8080 --name pgPayment --format json
+  cbprobe lint src/main/resources/application.yml --format sarif > cbprobe-lint.sarif`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runLint(cmd.Context(), g, o, args[0]) },
 	}
@@ -79,7 +85,9 @@ Exit 1 when a finding has severity error, 0 otherwise, 2 when the file cannot be
 	f.Float64Var(&o.errorRate, "error-rate", math.NaN(), "gateway failure probability in [0,1]")
 	f.StringVar(&o.latency, "latency", "", "gateway latency distribution of succeeding calls, e.g. 100ms-500ms")
 	f.StringVar(&o.name, "name", "", "runtime circuit breaker name to check (default: every breaker the file defines)")
-	f.BoolVar(&o.json, "json", false, "print the findings as a JSON array")
+	f.StringVar(&o.format, "format", lintFormatText, "output: text, json (an array of findings, camelCase keys) or sarif (SARIF 2.1.0, for code scanning)")
+	f.BoolVar(&o.json, "json", false, "deprecated: use --format json")
+	_ = f.MarkHidden("json")
 	f.StringArrayVar(&o.profiles, "profile", nil, "active Spring profile, as spring.profiles.active (repeatable, or comma-separated; default: the file's spring.profiles.active)")
 	f.StringVar(&o.retry, "retry", "", "the checked breakers are called through this Retry (resolved from the file)")
 	f.StringVar(&o.timelimiter, "timelimiter", "", "the checked breakers are called through this TimeLimiter (resolved from the file)")
@@ -113,6 +121,17 @@ func lintGateway(errRate float64, latency string) (*behavior.Behavior, error) {
 }
 
 func runLint(ctx context.Context, g *globalOptions, o *lintOptions, path string) error {
+	format := o.format
+	if o.json {
+		if format != lintFormatText && format != lintFormatJSON {
+			return usageErr(fmt.Errorf("--json (deprecated) is --format json; it cannot go with --format %s", format))
+		}
+		fmt.Fprintln(g.stderr, "cbprobe: --json is deprecated: use --format json")
+		format = lintFormatJSON
+	}
+	if !slices.Contains(lintFormats(), format) {
+		return usageErr(fmt.Errorf("--format %q: want one of %s", format, strings.Join(lintFormats(), ", ")))
+	}
 	var lo springconf.Options
 	if len(o.profiles) > 0 {
 		lo.Profiles = o.profiles
@@ -158,26 +177,16 @@ func runLint(ctx context.Context, g *globalOptions, o *lintOptions, path string)
 	for _, fd := range findings {
 		failed = failed || fd.Severity == "error"
 	}
-	if o.json {
-		if findings == nil {
-			findings = []springconf.Finding{}
-		}
-		b, err := json.MarshalIndent(findings, "", "  ")
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(g.stdout, string(b))
-	} else {
-		if len(findings) == 0 {
-			fmt.Fprintf(g.stdout, "%s: no findings\n", path)
-		}
-		for _, fd := range findings {
-			loc := path
-			if fd.Line > 0 {
-				loc = fmt.Sprintf("%s:%d", path, fd.Line)
-			}
-			fmt.Fprintf(g.stdout, "%s %s [%s] %s\n  %s\n  fix: %s\n", loc, fd.Severity, fd.ID, fd.Key, fd.Message, fd.Fix)
-		}
+	switch format {
+	case lintFormatJSON:
+		err = writeLintJSON(g.stdout, path, findings)
+	case lintFormatSARIF:
+		err = writeLintSARIF(g.stdout, path, currentBuildInfo().String(), findings)
+	default:
+		err = writeLintText(g.stdout, path, findings)
+	}
+	if err != nil {
+		return infraErr(fmt.Errorf("lint: write findings: %w", err))
 	}
 	if failed {
 		return silentErr(exitExpectation, errors.New("lint found errors"))

@@ -129,7 +129,7 @@ func keyValues(flag string, list []string) (map[string]string, error) {
 func (p *progressLine) showText(s string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "\r\033[K%s", s)
+	fmt.Fprint(p.w, eraseLine+s)
 	p.shown = true
 }
 

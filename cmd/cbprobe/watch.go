@@ -133,7 +133,7 @@ func runWatch(ctx context.Context, g *globalOptions, o *watchOptions) error {
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
 		defer cancel()
 	}
-	v := &watchView{w: g.stdout, json: o.json, tty: !o.json && isTerminal(g.stdout), interval: interval,
+	v := &watchView{w: g.stdout, json: o.json, tty: !o.json && isTerminal(g.stdout), interval: interval, width: terminalWidth(),
 		latest: map[collect.BreakerKey]collect.BreakerSample{}, last: map[collect.BreakerKey]collect.Transition{}}
 	s.Run(ctx, v.update)
 	v.summary(s.Tracker().Transitions())
@@ -155,6 +155,9 @@ type watchView struct {
 	// histN the number of such transitions (shown with their date, never counted).
 	hist  map[collect.BreakerKey]collect.Event
 	histN int
+	// width is the terminal's width in columns: each redrawn line fits it,
+	// so the in-place redraw never wraps (0: no limit).
+	width int
 }
 
 func (v *watchView) emit(typ string, x any) {
@@ -172,7 +175,7 @@ func (v *watchView) line(s string) {
 
 func (v *watchView) clear() {
 	if v.tty && v.drawn > 0 {
-		fmt.Fprintf(v.w, "\x1b[%dA\x1b[J", v.drawn)
+		fmt.Fprint(v.w, eraseLinesAbove(v.drawn))
 		v.drawn = 0
 	}
 }
@@ -415,7 +418,7 @@ func (v *watchView) redraw() {
 	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
 	for _, k := range keys {
 		b := v.latest[k]
-		line := fmt.Sprintf("%-30s %-11s failure %s/%s  slow %s/%s  calls %s", k, stateOrUnknown(b.State),
+		line := fmt.Sprintf(" %-11s failure %s/%s  slow %s/%s  calls %s", stateOrUnknown(b.State),
 			pctOrDash(b.FailureRate), pctOrDash(b.FailureRateThreshold), pctOrDash(b.SlowCallRate), pctOrDash(b.SlowCallRateThreshold), countOrUnknown(b.Buffered))
 		if t, ok := v.last[k]; ok {
 			line += fmt.Sprintf("  last %s->%s %s", t.From, t.To, t.Time.Local().Format("15:04:05"))
@@ -426,11 +429,11 @@ func (v *watchView) redraw() {
 			from, to, _ := strings.Cut(e.StateTransition, "_TO_")
 			line += fmt.Sprintf("  last %s->%s %s (before this watch)", from, to, historyTime(e.CreationTime))
 		}
-		fmt.Fprintln(v.w, line)
+		fmt.Fprintln(v.w, fitLine(k.String(), 30, line, v.width))
 		v.drawn++
 	}
 	if v.status != "" {
-		fmt.Fprintln(v.w, v.status)
+		fmt.Fprintln(v.w, fitLine("", 0, v.status, v.width))
 		v.drawn++
 	}
 }

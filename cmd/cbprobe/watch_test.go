@@ -79,7 +79,7 @@ func TestLintExitCodes(t *testing.T) {
 	if _, _, code := runWatchCLI(t, "lint", "testdata/does-not-exist.yml"); code != 2 {
 		t.Errorf("missing file: exit %d, want 2", code)
 	}
-	out, errOut, code := runWatchCLI(t, "lint", "../../springconf/testdata/traps.yml", "--json")
+	out, errOut, code := runWatchCLI(t, "lint", "../../springconf/testdata/traps.yml", "--format", "json")
 	var findings []struct{ ID, Severity string }
 	if err := json.Unmarshal([]byte(out), &findings); err != nil {
 		t.Fatalf("lint --json: %v (%s)", err, errOut)

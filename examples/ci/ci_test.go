@@ -1,15 +1,19 @@
 // Package ci_test lints the CI examples the way a user's CI would run them:
 // actionlint (with shellcheck on every run: step) for the GitHub Actions
-// workflow, and shellcheck on the GitLab job's scripts.
+// workflow, and shellcheck on the GitLab job's scripts; and it parses the
+// spec, expectations and --fail-on levels they hand to cbprobe.
 package ci_test
 
 import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/cbprobe/cbprobe/experiments"
+	"github.com/cbprobe/cbprobe/results"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -72,6 +76,68 @@ func TestGitLabExample(t *testing.T) {
 		}
 		if out, err := exec.Command(shellcheck, "-S", "style", f).CombinedOutput(); err != nil {
 			t.Errorf("shellcheck on job %s's script: %v\n%s", name, err, out)
+		}
+	}
+}
+
+// TestExamplesUseValidFlags parses what the CI examples hand to cbprobe: the
+// recovery spec (with its expectations) and every --expect and --fail-on
+// value in both files, so a change of the grammar cannot leave them stale.
+func TestExamplesUseValidFlags(t *testing.T) {
+	if _, err := experiments.LoadSpec("recovery.yaml"); err != nil {
+		t.Fatalf("recovery.yaml: %v", err)
+	}
+	expectRe := regexp.MustCompile(`--expect '([^']*)'`)
+	failOnRe := regexp.MustCompile(`--fail-on (\S+)`)
+	for _, file := range []string{"github-actions.yml", "gitlab-ci.yml"} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exprs := expectRe.FindAllStringSubmatch(string(data), -1)
+		if len(exprs) == 0 {
+			t.Errorf("%s: no --expect", file)
+		}
+		for _, m := range exprs {
+			if _, err := experiments.ParseExpectation(m[1]); err != nil {
+				t.Errorf("%s: %v", file, err)
+			}
+		}
+		levels := failOnRe.FindAllStringSubmatch(string(data), -1)
+		if len(levels) == 0 {
+			t.Errorf("%s: no --fail-on", file)
+		}
+		for _, m := range levels {
+			if err := results.CheckFailOn(m[1]); err != nil {
+				t.Errorf("%s: --fail-on: %v", file, err)
+			}
+		}
+		if !strings.Contains(string(data), "examples/ci/recovery.yaml") {
+			t.Errorf("%s does not run examples/ci/recovery.yaml", file)
+		}
+	}
+}
+
+// TestCIGuideWorkflowLints lints the workflows shown in docs/guides/ci.md
+// (each ```yaml block that starts with "# .github/workflows/") the same way.
+func TestCIGuideWorkflowLints(t *testing.T) {
+	tool(t, "shellcheck", "apt-get install shellcheck")
+	actionlint := tool(t, "actionlint", "go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12")
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "guides", "ci.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```yaml\n(# \\.github/workflows/.*?)```").FindAllStringSubmatch(string(data), -1)
+	if len(blocks) == 0 {
+		t.Fatal("docs/guides/ci.md shows no workflow")
+	}
+	for i, b := range blocks {
+		f := filepath.Join(t.TempDir(), "workflow.yml")
+		if err := os.WriteFile(f, []byte(b[1]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(actionlint, "-shellcheck", "shellcheck", f).CombinedOutput(); err != nil {
+			t.Errorf("docs/guides/ci.md workflow %d: actionlint: %v\n%s", i+1, err, out)
 		}
 	}
 }
