@@ -351,14 +351,30 @@ func findings(run *results.Run, plans []armPlan, facts []armFacts) []results.Fin
 		// The demo calls the gateway through Retry(CircuitBreaker(TimeLimiter(...))): both wrap the breaker.
 		lo := springconf.LintOptions{BreakerName: p.settings.BreakerName, Rate: maxRate(p), RetryOnRejection: &p.settings.RetryOnRejection,
 			AssumeRetry: true, AssumeTimeLimiter: true}
-		probs := sim.OutcomeProbabilities(p.behaviors[0], p.settings.Breaker, p.settings.Retry, p.settings.TimeLimiter.TimeoutDuration, p.sim.CallOverhead)
-		lo.Gateway = &probs.Call
+		call, _ := bestHalfOpenGateway(p)
+		lo.Gateway = &call
 		for _, f := range springconf.Lint(p.file, lo) {
 			add(results.Finding{ID: f.ID, Severity: f.Severity, Arm: a.Name, Title: f.Message, Fix: f.Fix, Setting: f.Key,
 				Evidence: []string{"configuration " + p.file.Name()}})
 		}
 	}
 	return out
+}
+
+// bestHalfOpenGateway is the per-attempt outcome mix of the arm's gateway phase
+// in which a half-open trial passes most often, and that pass probability: a
+// trial "cannot pass" only when it cannot in any phase (an outage phase followed
+// by a healthy one lets the breaker close).
+func bestHalfOpenGateway(p armPlan) (breaker.CallOutcomeProbabilities, float64) {
+	var best breaker.CallOutcomeProbabilities
+	bestP := -1.0
+	for _, b := range p.behaviors {
+		probs := sim.OutcomeProbabilities(b, p.settings.Breaker, p.settings.Retry, p.settings.TimeLimiter.TimeoutDuration, p.sim.CallOverhead)
+		if pp := breaker.HalfOpenPassProbability(p.settings.Breaker, probs.Call); pp > bestP {
+			best, bestP = probs.Call, pp
+		}
+	}
+	return best, bestP
 }
 
 func maxRate(p armPlan) float64 {
@@ -445,7 +461,7 @@ func measuredFindings(a *results.Arm, p armPlan, f armFacts) []results.Finding {
 			halfOpenFailed++
 		}
 	}
-	if pp := f.prediction.HalfOpenPassProbability; f.prediction.Runs > 0 && pp < springconf.NegligiblePassProbability && halfOpenFailed > 0 {
+	if _, pp := bestHalfOpenGateway(p); pp < springconf.NegligiblePassProbability && halfOpenFailed > 0 {
 		out = append(out, results.Finding{ID: "half-open-trial-cannot-pass", Severity: "error", Arm: a.Name,
 			Title:    fmt.Sprintf("No half-open trial of %d calls can pass while the gateway behaves so: the breaker cannot close", c.PermittedNumberOfCallsInHalfOpenState),
 			Evidence: []string{fmt.Sprintf("%d HALF_OPEN→OPEN transitions; pass probability %.3g (below %g)", halfOpenFailed, pp, springconf.NegligiblePassProbability)},

@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -320,5 +321,50 @@ func TestFindingsIgnoreWording(t *testing.T) {
 	}
 	if after := ids(findings(run, plans, facts)); !slices.Equal(before, after) {
 		t.Errorf("findings changed with the wording:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+// TestHalfOpenFindingJudgesEveryPhase: an arm that starts in an outage (no
+// half-open trial can pass) and then recovers must not get the error-severity
+// half-open-trial-cannot-pass finding; the same outage throughout must.
+func TestHalfOpenFindingJudgesEveryPhase(t *testing.T) {
+	const spec = `name: ho
+traffic:
+  phases: "outage=10/s:6s,after=10/s:20s"
+gateway:
+  error-rate: 1
+  error-timing: immediate
+%s
+config: reference
+service: {retry-max-attempts: 1}
+arms:
+  - name: a
+`
+	for _, tc := range []struct {
+		name, phases string
+		want         bool
+	}{
+		{"outage then recovered", "gateway-phases:\n  2: {error-rate: 0, latency: 20ms-60ms}", false},
+		{"outage throughout", "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := ParseSpec("ho.yaml", []byte(fmt.Sprintf(spec, tc.phases)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			plans, err := planArms(s, "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := &results.Arm{Name: "a", Transitions: []results.Transition{
+				{From: "CLOSED", To: "OPEN"}, {From: "OPEN", To: "HALF_OPEN"}, {From: "HALF_OPEN", To: "OPEN"}}}
+			got := false
+			for _, f := range findings(&results.Run{Arms: []results.Arm{*a}}, plans, []armFacts{{}}) {
+				got = got || (f.ID == "half-open-trial-cannot-pass" && f.Severity == "error")
+			}
+			if got != tc.want {
+				t.Errorf("error half-open-trial-cannot-pass = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -244,7 +244,8 @@ func TestRunWindowType(t *testing.T) {
 	// count-based arm's first OPEN request is earlier, whatever the timing.
 	cb, tb := rec.Run.Arm("count-based"), rec.Run.Arm("time-based")
 	if opened(tb) && cb.FirstOpenRequest >= tb.FirstOpenRequest {
-		t.Errorf("count-based opened at request %d, time-based at %d; COUNT_BASED 20 must open first", cb.FirstOpenRequest, tb.FirstOpenRequest)
+		t.Errorf("count-based opened at request %d, time-based at %d; COUNT_BASED 20 must open first\ncount-based transitions %+v\ntime-based transitions %+v\nwarnings %q",
+			cb.FirstOpenRequest, tb.FirstOpenRequest, cb.Transitions, tb.Transitions, rec.Run.Warnings)
 	}
 	// The TIME_BASED window opens with >= 100 calls buffered (minimum number
 	// of calls 100), with the slow-call rate over its threshold: with ~117
