@@ -41,6 +41,9 @@ type HTTPOptions struct {
 	// EventBufferSize is the service's event ring size per breaker
 	// (event-consumer-buffer-size); 0 means Resilience4j's default, 100.
 	EventBufferSize int
+	// InstanceLabel is, for the prom-api source, the label that names a replica
+	// (BreakerSample.Instance); "" means Prometheus' own "instance".
+	InstanceLabel string
 }
 
 // ParseHeader parses a "Name: value" flag into its parts.

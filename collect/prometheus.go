@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -138,6 +139,7 @@ func fillSnapshot(s *Snapshot, res PromResult) {
 type PromAPISource struct {
 	url      string
 	selector string
+	instance model.LabelName // the label naming a replica
 	api      v1.API
 	g        *httpGetter
 	said     map[string]bool
@@ -154,7 +156,7 @@ func NewPromAPI(url, selector string, opt HTTPOptions) (Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prom-api %s: %w", safeURL(url), err)
 	}
-	src := &PromAPISource{url: url, selector: sel, g: g, said: map[string]bool{}}
+	src := &PromAPISource{url: url, selector: sel, g: g, said: map[string]bool{}, instance: model.LabelName(cmp.Or(opt.InstanceLabel, "instance"))}
 	src.api = v1.NewAPI(headerClient{client, g})
 	return src, nil
 }
@@ -226,6 +228,12 @@ func (p *PromAPISource) Poll(ctx context.Context) (Snapshot, error) {
 			continue
 		}
 		for k, v := range smp.Metric {
+			switch {
+			case k == p.instance:
+				k = "instance"
+			case k == "instance":
+				continue // another label names the replicas
+			}
 			ps.setLabel(string(k), string(v))
 		}
 		acc.add(&ps)
@@ -236,7 +244,7 @@ func (p *PromAPISource) Poll(ctx context.Context) (Snapshot, error) {
 	}
 	observed := map[BreakerKey]time.Time{}
 	for _, smp := range ts {
-		k := BreakerKey{Name: string(smp.Metric["name"]), Instance: string(smp.Metric["instance"])}
+		k := BreakerKey{Name: string(smp.Metric["name"]), Instance: string(smp.Metric[p.instance])}
 		sec, frac := math.Modf(float64(smp.Value))
 		t := time.Unix(int64(sec), int64(frac*1e9))
 		if t.After(observed[k]) {

@@ -39,15 +39,19 @@ type Order struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-type orderStore struct {
+// OrderStore holds the service's orders (its simulated database); safe for
+// concurrent use.
+type OrderStore struct {
 	mu     sync.Mutex
 	next   int64
 	orders map[string]*Order
 }
 
-func newOrderStore() *orderStore { return &orderStore{orders: map[string]*Order{}} }
+// NewOrderStore returns an empty order store. Replicas of one service share
+// their database: give the same store to each (Config.Orders).
+func NewOrderStore() *OrderStore { return &OrderStore{orders: map[string]*Order{}} }
 
-func (o *orderStore) create(user string, amount int64) Order {
+func (o *OrderStore) create(user string, amount int64) Order {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.next++
@@ -57,7 +61,7 @@ func (o *orderStore) create(user string, amount int64) Order {
 }
 
 // get returns a copy of the order; user "" matches any owner.
-func (o *orderStore) get(id, user string) (Order, bool) {
+func (o *OrderStore) get(id, user string) (Order, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	ord, ok := o.orders[id]
@@ -67,7 +71,7 @@ func (o *orderStore) get(id, user string) (Order, bool) {
 	return *ord, true
 }
 
-func (o *orderStore) update(id string, f func(*Order)) (Order, bool) {
+func (o *OrderStore) update(id string, f func(*Order)) (Order, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	ord, ok := o.orders[id]

@@ -6,6 +6,7 @@
 package demo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,6 +40,9 @@ type Config struct {
 	// PGBaseURL is the gateway's base URL ("http://127.0.0.1:8082"); empty means
 	// the file's pg.base-url, and without it an embedded pgsim started by Start.
 	PGBaseURL string
+	// Orders is the order store (the service's database); replicas of one
+	// service behind a load balancer share one. Nil: a store of its own.
+	Orders *OrderStore
 	// EmbeddedGateway starts the embedded pgsim even when the file sets
 	// pg.base-url (a user's application.yml usually names its real gateway).
 	EmbeddedGateway bool
@@ -102,7 +106,7 @@ type Service struct {
 	client     *http.Client
 	retryAdj   func(*breaker.RetryConfig)
 	settings   Settings
-	orders     *orderStore
+	orders     *OrderStore
 	promFormat PromFormat
 	tags       map[string]string
 
@@ -147,7 +151,7 @@ func New(cfg Config, logger *slog.Logger) (*Service, error) {
 	if !(speed > 0 && speed <= 1e6) { // NaN fails too
 		return nil, &settingError{fmt.Errorf("speed %v: want a factor in (0, 1e6]", speed)}
 	}
-	s := &Service{cfg: cfg, logger: logger, file: f, speed: speed, promFormat: cfg.PromFormat, orders: newOrderStore()}
+	s := &Service{cfg: cfg, logger: logger, file: f, speed: speed, promFormat: cfg.PromFormat, orders: cmp.Or(cfg.Orders, NewOrderStore())}
 	s.clock = breaker.SystemClock()
 	if speed != 1 {
 		s.clock = breaker.NewScaledClock(speed)

@@ -49,8 +49,13 @@ type Options struct {
 	// MetricsURL is where that source is; "" means the target (actuator) or the
 	// target's /actuator/prometheus (prometheus). prom-api needs it.
 	MetricsURL string
+	// MetricsURLs, when it holds more than one URL, reads a fleet: one actuator
+	// per replica (collect.FleetSource); MetricsURL is then ignored.
+	MetricsURLs []string
 	// Selector is the PromQL label selector of the prom-api source.
 	Selector string
+	// InstanceLabel is the label naming a replica for prom-api ("" = instance).
+	InstanceLabel string
 	// Headers are sent with every metrics request ("Name: value").
 	Headers http.Header
 	// Insecure skips TLS verification of the metrics source.
@@ -577,7 +582,12 @@ func metricsSource(o Options, target string, clock collect.Clock) (collect.Sourc
 	case o.Metrics == collect.KindPromAPI:
 		return nil, &SpecError{Source: "--prom-api", Msg: "prom-api needs the Prometheus server's URL"}
 	}
-	src, err := collect.NewSource(o.Metrics, url, o.Selector, opt)
+	urls := []string{url}
+	if len(o.MetricsURLs) > 1 {
+		urls = o.MetricsURLs
+	}
+	opt.InstanceLabel = o.InstanceLabel
+	src, err := collect.NewSource(o.Metrics, o.Selector, opt, urls...)
 	if err != nil {
 		return nil, &SpecError{Source: "--metrics", Msg: err.Error()}
 	}

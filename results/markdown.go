@@ -195,6 +195,24 @@ func writeMarkdownArm(b *bufio.Writer, run *Run, a *Arm) {
 	} else {
 		b.WriteString("No breaker transitions were observed.\n\n")
 	}
+	if f := a.Fleet; f != nil {
+		fmt.Fprintf(b, "Fleet: %d replicas, at most %d OPEN at once, %.1f%% of requests refused at the entry point.\n\n",
+			len(f.Instances), f.MaxOpen, 100*f.RefusedShare)
+		b.WriteString("| replica | first OPEN | cause | OPENs | observation |\n|---|---:|---|---:|---|\n")
+		for _, in := range f.Instances {
+			obs := "–"
+			if in.Observation != nil {
+				obs = in.Observation.Verdict
+				if len(in.Observation.Reasons) > 0 {
+					obs += ": " + strings.Join(in.Observation.Reasons, "; ")
+				} else if len(in.Observation.Gaps) > 0 {
+					obs += fmt.Sprintf(" (%d stretch(es) without its metrics)", len(in.Observation.Gaps))
+				}
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %d | %s |\n", mdCell(in.Breaker), seqOrNone(in.FirstOpenRequest), mdCell(orDash(in.FirstOpenCause)), in.Opens, mdCell(obs))
+		}
+		b.WriteString("\n")
+	}
 
 	if len(a.Comparisons) > 0 {
 		b.WriteString("| metric | measured | predicted p5 | p50 | p95 | mean | field report | |\n|---|---:|---:|---:|---:|---:|---:|---|\n")

@@ -112,6 +112,9 @@ type Arm struct {
 	// answers, the breaker's counters, state samples and events, the polling
 	// record); nil when the breaker was not polled.
 	Observation *Observation `json:"observation,omitempty"`
+	// Fleet is the view over every replica when the breaker ran on several
+	// instances (each with its own breaker); nil for a single service.
+	Fleet *Fleet `json:"fleet,omitempty"`
 	// Service records how cbprobe started and stopped the user's service for
 	// this arm (--service); nil when it did not start one.
 	Service *Service `json:"service,omitempty"`

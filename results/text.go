@@ -258,6 +258,9 @@ func writeTextArm(b *bufio.Writer, run *Run, a *Arm, o TextOptions) {
 		}
 		b.WriteString(line + "\n")
 	}
+	for _, l := range fleetLines(a.Fleet) {
+		b.WriteString("  " + l + "\n")
+	}
 	for _, c := range a.Comparisons {
 		u := unitSuffix(c.Unit)
 		line := fmt.Sprintf("  %s: measured %s, predicted %s [%s, %s]", c.Metric, num(c.Measured)+u, num(c.PredictedP50)+u, num(c.PredictedP5)+u, num(c.PredictedP95)+u)
@@ -382,4 +385,28 @@ func attempts(a *Arm) string {
 		return "–"
 	}
 	return num(a.AttemptsPerRequest)
+}
+
+// fleetLines describes a fleet run: the fleet, then one line per replica.
+func fleetLines(f *Fleet) []string {
+	if f == nil {
+		return nil
+	}
+	lines := []string{fmt.Sprintf("fleet: %d replicas, at most %d OPEN at once, %.1f%% of requests refused at the entry point",
+		len(f.Instances), f.MaxOpen, 100*f.RefusedShare)}
+	for _, in := range f.Instances {
+		l := "  " + in.Breaker + ": "
+		if in.FirstOpenRequest > 0 {
+			l += fmt.Sprintf("first OPEN at request #%d by %s, %d OPEN(s)", in.FirstOpenRequest, in.FirstOpenCause, in.Opens)
+		} else {
+			l += "never opened"
+		}
+		if in.Observation != nil && in.Observation.Verdict == VerdictInconclusive {
+			l += "; inconclusive: " + strings.Join(in.Observation.Reasons, "; ")
+		} else if in.Observation != nil && len(in.Observation.Gaps) > 0 {
+			l += fmt.Sprintf("; %d stretch(es) without its metrics", len(in.Observation.Gaps))
+		}
+		lines = append(lines, l)
+	}
+	return lines
 }

@@ -152,35 +152,52 @@ func (o *Outcome) Fill(arm *results.Arm) {
 	}
 	arm.Transitions = append(arm.Transitions[:0], o.Transitions...)
 	arm.MarkRequests(o.Requests)
+	if len(o.Instances) > 1 {
+		keys := make([]string, len(o.Instances))
+		obs := map[string]*results.Observation{}
+		for i, in := range o.Instances {
+			keys[i] = in.Breaker
+			obs[in.Breaker] = o.observation(&in.Reconciliation)
+		}
+		arm.SetFleet(keys, obs)
+	}
 	arm.SetLatency(o.Requests)
 	arm.Notes = append(arm.Notes, o.Notes...)
 	if o.Reconciliation == nil && o.TargetDown == "" {
 		return
 	}
-	obs := &results.Observation{Verdict: results.ObservationConsistent, PollErrors: o.PollErrors}
+	obs := &results.Observation{Verdict: results.ObservationConsistent}
 	if rc := o.Reconciliation; rc != nil {
-		obs.Reasons = append(obs.Reasons, rc.Reasons...)
-		obs.Fix = append(obs.Fix, rc.Fix...)
-		obs.Notes = append(obs.Notes, rc.Notes...)
-		obs.Refusals, obs.Samples = rc.Refusals, rc.Samples
-		obs.LastSample, obs.LastRequest = o.tl.toWall(rc.LastSample).UTC(), o.tl.toWall(rc.LastAnswer).UTC()
-		for _, g := range rc.Gaps {
-			og := results.ObservedGap{From: o.tl.toWall(g.From).UTC(), Polls: g.Polls, Reason: g.Reason, Refusals: g.Refusals, Decisive: g.Decisive}
-			if !g.To.IsZero() {
-				og.To = o.tl.toWall(g.To).UTC()
-			}
-			obs.Gaps = append(obs.Gaps, og)
-		}
-		if rc.Inconclusive {
-			obs.Verdict = results.VerdictInconclusive
-		}
+		obs = o.observation(rc)
 	}
+	obs.PollErrors = o.PollErrors
 	if o.TargetDown != "" {
 		obs.Verdict = results.VerdictInconclusive
 		obs.Reasons = append(obs.Reasons, o.TargetDown)
 		obs.Fix = append(obs.Fix, "keep the service running for the whole run (look at its log for why it stopped)")
 	}
 	arm.Observation = obs
+}
+
+// observation turns a reconciliation into the run record's form (wall clock).
+func (o *Outcome) observation(rc *collect.Reconciliation) *results.Observation {
+	obs := &results.Observation{Verdict: results.ObservationConsistent, PollErrors: o.PollErrors}
+	obs.Reasons = append(obs.Reasons, rc.Reasons...)
+	obs.Fix = append(obs.Fix, rc.Fix...)
+	obs.Notes = append(obs.Notes, rc.Notes...)
+	obs.Refusals, obs.Samples = rc.Refusals, rc.Samples
+	obs.LastSample, obs.LastRequest = o.tl.toWall(rc.LastSample).UTC(), o.tl.toWall(rc.LastAnswer).UTC()
+	for _, g := range rc.Gaps {
+		og := results.ObservedGap{From: o.tl.toWall(g.From).UTC(), Polls: g.Polls, Reason: g.Reason, Refusals: g.Refusals, Decisive: g.Decisive}
+		if !g.To.IsZero() {
+			og.To = o.tl.toWall(g.To).UTC()
+		}
+		obs.Gaps = append(obs.Gaps, og)
+	}
+	if rc.Inconclusive {
+		obs.Verdict = results.VerdictInconclusive
+	}
+	return obs
 }
 
 // Warnings are the run-level warnings of this outcome: the load generator

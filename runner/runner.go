@@ -124,6 +124,9 @@ type Outcome struct {
 	Notes []string
 
 	tl timeline
+	// Instances are the followed breaker's replicas, when the metrics show it on
+	// more than one instance (a fleet); nil otherwise.
+	Instances []InstanceOutcome
 }
 
 // Lag is how far the load generator fell behind its plan.
@@ -282,6 +285,12 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if sampler != nil {
 		out.Breaker, out.Notes = st.pick()
 		out.analyse(&cfg, st)
+		if keys := fleetKeys(out.Breaker, out.Seen); keys != nil {
+			out.analyseFleet(&cfg, st, keys)
+			out.Breaker = parseKey(keys[0]).Name
+			out.Notes = append(out.Notes[:0], fmt.Sprintf("The metrics show %s on %d replicas (%s): each replica's transitions are labelled and reconciled on its own, and the arm's are all of them.",
+				parseKey(keys[0]).Name, len(keys), strings.Join(keys, ", ")))
+		}
 	}
 	if attackErr != nil {
 		return out, attackErr

@@ -198,7 +198,8 @@ func runExperiment(cmd *cobra.Command, g *globalOptions, o *experimentOptions, s
 	headers, _ := o.metrics.header() // checked above
 	opts := experiments.Options{
 		Spec: spec, Target: o.target, PGListen: o.pgListen, Gateway: o.gateway, CallbackPrefix: o.callbackPfx, Arm: o.arm, Breaker: o.breaker,
-		Metrics: cmp.Or(o.metrics.kind, collect.KindActuator), MetricsURL: o.metrics.url, Selector: o.metrics.selector, Headers: headers,
+		Metrics: cmp.Or(o.metrics.kind, collect.KindActuator), MetricsURL: o.metrics.url, MetricsURLs: o.metrics.fleet, Selector: o.metrics.selector,
+		InstanceLabel: o.metrics.instanceLabel, Headers: headers,
 		Insecure: o.metrics.insecure, Interval: o.metrics.interval,
 		Seed: o.seed, Speed: o.speed, Out: o.out, Expect: o.expect, FailOn: strings.TrimPrefix(o.failOn, "none"), ConfigPath: o.metrics.config,
 		PredictRuns: o.predictRuns, Logger: g.logger, Version: currentBuildInfo().String(),

@@ -19,11 +19,15 @@ import (
 // headers, TLS, the poll interval and the service's configuration. One
 // definition, so the three commands spell and check them alike.
 type metricsFlags struct {
-	kind     string // collect.Kind*; "" when no source was named
-	url      string // "" with kind set: the target's own endpoint (experiment)
+	kind string // collect.Kind*; "" when no source was named
+	url  string // "" with kind set: the target's own endpoint (experiment)
+	// fleet holds every --actuator URL when several replicas are read (len > 1).
+	fleet    []string
 	selector string
-	headers  []string
-	insecure bool
+	// instanceLabel names the replica label for --prom-api ("" = instance).
+	instanceLabel string
+	headers       []string
+	insecure      bool
 	// interval is the poll interval; 0 means the command's default.
 	interval time.Duration
 	// config is the service's application.yml (thresholds, breaker name).
@@ -52,6 +56,16 @@ func (s sourceURL) Set(v string) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("%q is not an http(s) URL", v)
 	}
+	if s.m.kind == s.kind && s.m.url != "" {
+		if s.kind != collect.KindActuator {
+			return fmt.Errorf("only --actuator is repeatable (one URL per replica)")
+		}
+		if len(s.m.fleet) == 0 {
+			s.m.fleet = []string{s.m.url}
+		}
+		s.m.fleet = append(s.m.fleet, v)
+		return nil
+	}
 	s.m.kind, s.m.url = s.kind, v
 	return nil
 }
@@ -61,10 +75,11 @@ func (s sourceURL) Type() string { return "URL" }
 // register adds the flags to cmd; configHelp says what --config is for in that command.
 func (m *metricsFlags) register(cmd *cobra.Command, configHelp string) {
 	f := cmd.Flags()
-	f.Var(sourceURL{m, collect.KindActuator}, "actuator", "read the breaker from this Spring Boot actuator (service root or its /actuator path)")
+	f.Var(sourceURL{m, collect.KindActuator}, "actuator", "read the breaker from this Spring Boot actuator (service root or its /actuator path); repeat it for each replica of a fleet")
 	f.Var(sourceURL{m, collect.KindPrometheus}, "prometheus", "read the breaker by scraping this Prometheus page (e.g. http://127.0.0.1:8080/actuator/prometheus)")
 	f.Var(sourceURL{m, collect.KindPromAPI}, "prom-api", "read the breaker through this Prometheus server's query API (e.g. http://127.0.0.1:9090)")
 	f.StringVar(&m.selector, "selector", "", `label matchers for --prom-api, e.g. '{job="orders"}'`)
+	f.StringVar(&m.instanceLabel, "instance-label", "", "the label that names a replica for --prom-api (default instance)")
 	f.StringArrayVar(&m.headers, "header", nil, "header for metrics requests, 'Name: value' (repeatable; values are never printed)")
 	f.BoolVar(&m.insecure, "insecure", false, "skip TLS certificate verification of the metrics source")
 	f.DurationVar(&m.interval, "interval", 0, "metrics poll interval (default "+collect.DefaultInterval.String()+"; experiment: 100ms of service time)")
@@ -115,6 +130,9 @@ func (m *metricsFlags) check() error {
 	if m.selector != "" && m.kind != collect.KindPromAPI {
 		return usageErr(errors.New("--selector goes with --prom-api"))
 	}
+	if m.instanceLabel != "" && m.kind != collect.KindPromAPI {
+		return usageErr(errors.New("--instance-label goes with --prom-api"))
+	}
 	if m.interval < 0 {
 		return usageErr(fmt.Errorf("--interval %v: must be positive", m.interval))
 	}
@@ -143,12 +161,20 @@ func (m *metricsFlags) source(opt collect.HTTPOptions) (collect.Source, error) {
 	if err != nil {
 		return nil, usageErr(err)
 	}
-	opt.Headers, opt.Insecure = h, m.insecure
-	src, err := collect.NewSource(m.kind, m.url, m.selector, opt)
+	opt.Headers, opt.Insecure, opt.InstanceLabel = h, m.insecure, m.instanceLabel
+	src, err := collect.NewSource(m.kind, m.selector, opt, m.urls()...)
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("--%s: %w", m.kind, err))
 	}
 	return src, nil
+}
+
+// urls is every URL named for the source: one, or one per replica.
+func (m *metricsFlags) urls() []string {
+	if len(m.fleet) > 0 {
+		return m.fleet
+	}
+	return []string{m.url}
 }
 
 // pollInterval is --interval, or def when unset.

@@ -1,0 +1,135 @@
+package collect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+)
+
+// FleetSource reads several replicas of a service, one Source each (for example
+// each replica's actuator), and merges their polls into one Snapshot in which
+// every breaker sample, event and counter carries its replica's instance name.
+//
+// A replica that cannot be read does not fail the poll while another one
+// answers: its breakers are simply absent from that snapshot (so the replica is
+// unobserved for that stretch, which reconciliation reports per instance), and a
+// warning names it. The poll fails only when no replica answers.
+type FleetSource struct {
+	instances []string
+	sources   []Source
+}
+
+// NewFleet returns a FleetSource polling sources[i] as instance instances[i].
+// Instance names must be distinct and non-empty.
+func NewFleet(instances []string, sources []Source) (*FleetSource, error) {
+	if len(instances) != len(sources) || len(sources) == 0 {
+		return nil, fmt.Errorf("fleet: %d instance names for %d sources", len(instances), len(sources))
+	}
+	seen := map[string]bool{}
+	for _, n := range instances {
+		if n == "" || seen[n] {
+			return nil, fmt.Errorf("fleet: instance name %q is empty or repeated", n)
+		}
+		seen[n] = true
+	}
+	return &FleetSource{instances: instances, sources: sources}, nil
+}
+
+// InstanceName is the instance name of a replica read at rawURL: its host:port,
+// as Prometheus names a scrape target.
+func InstanceName(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return rawURL
+	}
+	return u.Host
+}
+
+// Name implements Source.
+func (f *FleetSource) Name() string {
+	return "fleet of " + fmt.Sprint(len(f.sources)) + " (" + strings.Join(f.instances, ", ") + ")"
+}
+
+// Instances returns the replicas' instance names in the order given.
+func (f *FleetSource) Instances() []string { return append([]string(nil), f.instances...) }
+
+// Poll implements Source: it polls every replica at once.
+func (f *FleetSource) Poll(ctx context.Context) (Snapshot, error) {
+	snaps := make([]Snapshot, len(f.sources))
+	errs := make([]error, len(f.sources))
+	var wg sync.WaitGroup
+	for i, s := range f.sources {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			snaps[i], errs[i] = s.Poll(ctx)
+		}()
+	}
+	wg.Wait()
+	out := Snapshot{Source: f.Name(), EventsOK: true}
+	answered := 0
+	for i, s := range snaps {
+		inst := f.instances[i]
+		if errs[i] != nil {
+			out.EventsOK = false
+			out.Warnings = append(out.Warnings, fmt.Sprintf("instance %s: %v", inst, errs[i]))
+			continue
+		}
+		answered++
+		if out.Sent.IsZero() || s.Sent.Before(out.Sent) {
+			out.Sent = s.Sent
+		}
+		if s.Received.After(out.Received) {
+			out.Received = s.Received
+		}
+		out.EventsOK = out.EventsOK && s.EventsOK
+		for _, b := range s.Breakers {
+			b.Instance = orInstance(b.Instance, inst)
+			out.Breakers = append(out.Breakers, b)
+		}
+		for _, e := range s.Events {
+			e.Instance = orInstance(e.Instance, inst)
+			out.Events = append(out.Events, e)
+		}
+		for _, e := range s.History {
+			e.Instance = orInstance(e.Instance, inst)
+			out.History = append(out.History, e)
+		}
+		for _, l := range s.Lost {
+			l.Instance = orInstance(l.Instance, inst)
+			out.Lost = append(out.Lost, l)
+		}
+		for _, l := range s.Limiters {
+			l.Instance = orInstance(l.Instance, inst)
+			out.Limiters = append(out.Limiters, l)
+		}
+		for _, r := range s.Retries {
+			r.Instance = orInstance(r.Instance, inst)
+			out.Retries = append(out.Retries, r)
+		}
+		for _, r := range s.Restarts {
+			r.Breaker.Instance = orInstance(r.Breaker.Instance, inst)
+			out.Restarts = append(out.Restarts, r)
+		}
+		for _, n := range s.Notices {
+			out.Notices = append(out.Notices, "instance "+inst+": "+n)
+		}
+		for _, w := range s.Warnings {
+			out.Warnings = append(out.Warnings, "instance "+inst+": "+w)
+		}
+	}
+	if answered == 0 {
+		return Snapshot{}, fmt.Errorf("fleet: no instance answered: %w", errors.Join(errs...))
+	}
+	return out, nil
+}
+
+func orInstance(have, inst string) string {
+	if have != "" {
+		return have
+	}
+	return inst
+}
