@@ -25,6 +25,8 @@ type armPlan struct {
 	flow      *attack.Flow
 	sim       sim.Arm
 	props     map[string]string // every property the arm sets, spec-wide service keys included
+	replicas  int               // the spec's replicas (the prediction's only)
+	balance   sim.Balance
 }
 
 // planArms resolves every selected arm of spec. configPath, when set, replaces the
@@ -89,14 +91,17 @@ func loadBaseConfig(spec *Spec, configPath string) (*springconf.File, error) {
 }
 
 func planArm(spec *Spec, a Arm, base *springconf.File, phases []attack.Phase, flow *attack.Flow) (armPlan, error) {
-	p := armPlan{arm: a, phases: phases, flow: flow, seq: spec.Traffic.Sequential}
+	p := armPlan{arm: a, phases: phases, flow: flow, seq: spec.Traffic.Sequential, replicas: spec.Replicas}
+	var err error
+	if p.balance, err = sim.ParseBalance(spec.Balance); err != nil {
+		return armPlan{}, &SpecError{Source: spec.Source, Msg: fmt.Sprintf("balance: %v", err)}
+	}
 	p.props = serviceProperties(spec.Service.Merge(a.Service))
 	for k, v := range a.Properties {
 		p.props[k] = v
 	}
 	file := base
 	if len(p.props) > 0 {
-		var err error
 		file, err = base.Overlay("arm "+a.Name+" of "+spec.Source, p.props)
 		if err != nil {
 			return armPlan{}, err
@@ -206,6 +211,9 @@ func simArm(p armPlan) sim.Arm {
 	if p.seq != nil {
 		a.Users, a.RequestsPerUser, a.Think = p.seq.Users, p.seq.Requests, p.think
 	}
+	// The fleet the target's load balancer spreads the load over; only the
+	// prediction models it (how the run reads every replica is the runner's).
+	a.Replicas, a.Balance = p.replicas, p.balance
 	return a
 }
 

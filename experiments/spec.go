@@ -46,6 +46,14 @@ type Spec struct {
 	Arms []Arm `yaml:"arms"`
 	// Expect lists expectations in the --expect grammar.
 	Expect []string `yaml:"expect"`
+	// Replicas is the number of service replicas behind the target's load
+	// balancer, each with its own breaker (0 or 1: one instance; at most
+	// sim.MaxReplicas). The prediction models them (sim.Arm.Replicas); a run
+	// with more than one needs --target, the load balancer's URL (CheckFleetTarget).
+	Replicas int `yaml:"replicas"`
+	// Balance is the load balancer's policy across Replicas: "round-robin" (the
+	// default) or "random" (sim.ParseBalance).
+	Balance string `yaml:"balance"`
 
 	// Dir is the folder relative paths are resolved against ("" for embedded specs).
 	Dir string `yaml:"-"`
@@ -367,6 +375,12 @@ func (s *Spec) validate() error {
 			return bad("gateway.upstream: %v", err)
 		}
 	}
+	if s.Replicas < 0 || s.Replicas > sim.MaxReplicas {
+		return bad("replicas: %d is not in [0, %d] (0 or 1: one instance)", s.Replicas, sim.MaxReplicas)
+	}
+	if _, err := sim.ParseBalance(s.Balance); err != nil {
+		return bad("balance: %v", err)
+	}
 	if s.Config == "" {
 		s.Config = "reference"
 	}
@@ -376,6 +390,18 @@ func (s *Spec) validate() error {
 		}
 	}
 	return nil
+}
+
+// CheckFleetTarget refuses to run a fleet spec (replicas > 1) without a target:
+// the embedded reference service (and a --service command) is one instance, so
+// its breaker could not be compared with a prediction for several. The error is
+// a *SpecError (exit 2) naming --target; "" target means the embedded setup.
+func (s *Spec) CheckFleetTarget(target string) error {
+	if s.Replicas <= 1 || target != "" {
+		return nil
+	}
+	return &SpecError{Source: s.Source, Msg: fmt.Sprintf("replicas: %d: fleet runs need --target, the URL of the load balancer in front of your %d replicas, for now; "+
+		"the embedded service is one instance (`cbprobe predict --replicas %d` predicts the fleet without running it)", s.Replicas, s.Replicas, s.Replicas)}
 }
 
 // Path resolves a path written in the spec (flow:, config:): an absolute path

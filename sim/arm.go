@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/cbprobe/cbprobe/attack"
@@ -61,7 +62,69 @@ type Arm struct {
 	RequestsPerUser int
 	// Think is the pause between one user's requests (>= 0).
 	Think time.Duration
+	// Replicas is the number of service instances behind the entry point (a load
+	// balancer), each with its own breaker (own window and state, same Breaker
+	// config) and its own Retry and TimeLimiter; the gateway is shared. A request
+	// goes to one replica, chosen by Balance when it arrives, and all its attempts
+	// go through that replica's breaker. 0 or 1: one instance, the single-service
+	// run. At most MaxReplicas.
+	Replicas int
+	// Balance is the load balancer's policy across Replicas (round robin when zero).
+	Balance Balance
 }
+
+// MaxReplicas is the most replicas one arm may have. A run keeps one breaker per
+// replica and a prediction keeps a few hundred bytes per replica and run, so the
+// bound keeps a 1,000-run prediction's per-instance results under about 30 MB.
+const MaxReplicas = 100
+
+// Balance is how the entry point spreads requests over the replicas.
+type Balance uint8
+
+const (
+	// BalanceRoundRobin sends request k (1-based, in send order) to replica
+	// (k−1) mod Replicas, as nginx's default upstream policy does.
+	BalanceRoundRobin Balance = iota
+	// BalanceRandom sends each request to a replica drawn uniformly from the
+	// run's seeded random stream, as nginx's `random` policy does.
+	BalanceRandom
+)
+
+// Balances lists the policies' names in the order ParseBalance knows them.
+func Balances() []string { return []string{"round-robin", "random"} }
+
+// String returns "round-robin" or "random".
+func (b Balance) String() string {
+	switch b {
+	case BalanceRoundRobin:
+		return "round-robin"
+	case BalanceRandom:
+		return "random"
+	}
+	return fmt.Sprintf("Balance(%d)", uint8(b))
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (b Balance) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
+
+// ParseBalance reads "round-robin" (also "roundrobin", "rr") or "random",
+// case-insensitively; "" is round robin.
+func ParseBalance(s string) (Balance, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "round-robin", "roundrobin", "rr":
+		return BalanceRoundRobin, nil
+	case "random":
+		return BalanceRandom, nil
+	}
+	return 0, fmt.Errorf("%q is not a balancing policy (want %s)", s, strings.Join(Balances(), " or "))
+}
+
+// Instances returns the number of simulated service instances: Replicas, or 1
+// when Replicas is 0.
+func (a *Arm) Instances() int { return max(1, a.Replicas) }
+
+// Fleet reports whether the arm models more than one instance.
+func (a *Arm) Fleet() bool { return a.Replicas > 1 }
 
 // ArmError is a bad Arm field. It has exit code 2 (a usage or configuration error).
 type ArmError struct {
@@ -149,6 +212,12 @@ func (a *Arm) Validate() error {
 	}
 	if a.Think < 0 {
 		return armErr("Think", "%v must not be negative", a.Think)
+	}
+	if a.Replicas < 0 || a.Replicas > MaxReplicas {
+		return armErr("Replicas", "%d is not in [0, %d] (the limit, see docs/limits.md)", a.Replicas, MaxReplicas)
+	}
+	if a.Balance > BalanceRandom {
+		return armErr("Balance", "%v is not one of %s", a.Balance, strings.Join(Balances(), ", "))
 	}
 	if a.Users < 0 {
 		return armErr("Users", "%d must not be negative", a.Users)

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -57,4 +58,15 @@ func BenchmarkRunSerial(b *testing.B) {
 		n++
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "runs/s")
+}
+
+// BenchmarkPredictFleet is the window-type COUNT_BASED arm, 1,000 runs, with
+// one instance and with 3 and 10 replicas (round robin): the fleet's cost per
+// run beside the single instance's.
+func BenchmarkPredictFleet(b *testing.B) {
+	for _, n := range []int{1, 3, 10} {
+		a := windowTypeArm(breaker.CountBased)
+		a.Replicas = n
+		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) { benchPredict(b, a, 1000) })
+	}
 }

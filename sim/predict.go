@@ -152,6 +152,14 @@ type Prediction struct {
 	// never opened count as latest); MedianRun is that run replayed with its request log.
 	MedianRunIndex int       `json:"medianRunIndex"`
 	MedianRun      RunResult `json:"medianRun"`
+	// Instances has one entry per replica in a fleet prediction (Arm.Replicas >
+	// 1), nil otherwise. The fields above are then the fleet's (the entry point's):
+	// FirstOpenRequest is the first OPEN of any replica, FirstRejectedRequest the
+	// first request any replica refused, Transitions count every replica's,
+	// RejectedShare and Phases are the refused shares at the entry point.
+	Instances []InstancePrediction `json:"instances,omitempty"`
+	// Fleet is how many replicas were OPEN over time in a fleet prediction, nil otherwise.
+	Fleet *FleetPrediction `json:"fleet,omitempty"`
 }
 
 // transitionOrder fixes the order in which transition kinds are reported.
@@ -379,6 +387,9 @@ func aggregate(arm *Arm, results []RunResult, seed uint64) Prediction {
 	p.HalfOpenMeaning = halfOpenMeaning(arm.Breaker, p.HalfOpenPassProbability)
 	p.MedianRunIndex = medianRun(results)
 	p.Notes = notes(arm, &p)
+	if arm.Fleet() {
+		aggregateFleet(arm, results, &p)
+	}
 	return p
 }
 

@@ -54,6 +54,9 @@ type Transition struct {
 	// OPEN: the *_EXCEEDED events' values, or the tripping window's.
 	FailureRate  float32 `json:"failureRate,omitempty"`
 	SlowCallRate float32 `json:"slowCallRate,omitempty"`
+	// Instance is the 1-based replica whose breaker made the transition in a
+	// fleet run (Arm.Replicas > 1); 0 with a single instance.
+	Instance int `json:"instance,omitempty"`
 }
 
 // RequestResult is one request of a run (Run only; Predict keeps none).
@@ -75,6 +78,77 @@ type RequestResult struct {
 	Status Status `json:"status"`
 	// Last is the last attempt's outcome: success, error, reset, hang, timeout or rejected.
 	Last string `json:"last"`
+	// Instance is the 1-based replica the request was routed to in a fleet run
+	// (Arm.Replicas > 1); 0 with a single instance.
+	Instance int `json:"instance,omitempty"`
+}
+
+// InstanceResult is one replica's part of a fleet run (Arm.Replicas > 1).
+// Request numbers are 1-based; "fleet" numbers count every request in the
+// entry point's send order, "local" numbers only those routed to this replica.
+type InstanceResult struct {
+	// Instance is the 1-based replica.
+	Instance int `json:"instance"`
+	// Requests counts the requests routed to the replica; Succeeded, Failed and
+	// Rejected split them by how they ended.
+	Requests  int `json:"requests"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+	Rejected  int `json:"rejected"`
+	// GatewayAttempts and RejectedAttempts count the attempts the replica's
+	// breaker permitted and refused.
+	GatewayAttempts  int `json:"gatewayAttempts"`
+	RejectedAttempts int `json:"rejectedAttempts"`
+	// FirstOpenRequest is the fleet number of the last request sent (to any
+	// replica) at or before this replica's breaker first went CLOSED -> OPEN, and
+	// FirstOpenLocal the number of requests routed to this replica by then; 0:
+	// it never opened. FirstOpenAt is when, since the start of the run.
+	FirstOpenRequest int               `json:"firstOpenRequest"`
+	FirstOpenLocal   int               `json:"firstOpenLocal"`
+	FirstOpenAt      time.Duration     `json:"firstOpenAtNs"`
+	FirstOpenCause   breaker.OpenCause `json:"firstOpenCause,omitempty"`
+	// FirstRejectedRequest is the lowest fleet number of a request this replica
+	// ended rejected, FirstRejectedLocal its local number (0: none).
+	FirstRejectedRequest int `json:"firstRejectedRequest"`
+	FirstRejectedLocal   int `json:"firstRejectedLocal"`
+	// OpenTime is how long the replica's breaker was OPEN in the run, up to
+	// FleetResult.Horizon.
+	OpenTime time.Duration `json:"openTimeNs"`
+}
+
+// FleetPhase is the fleet's OPEN picture during one phase of a fleet run.
+type FleetPhase struct {
+	// Name is the phase's name.
+	Name string `json:"name"`
+	// Span is how long the phase lasted (the last phase until FleetResult.Horizon).
+	Span time.Duration `json:"spanNs"`
+	// OpenInstanceTime is the sum over replicas of the time each was OPEN in the
+	// phase: divided by Span it is the time-weighted mean number of OPEN replicas.
+	OpenInstanceTime time.Duration `json:"openInstanceTimeNs"`
+	// AnyOpenTime is how long at least one replica was OPEN in the phase, and
+	// AllOpenTime how long every replica was.
+	AnyOpenTime time.Duration `json:"anyOpenTimeNs"`
+	AllOpenTime time.Duration `json:"allOpenTimeNs"`
+}
+
+// FleetResult is the entry point's view of a fleet run (Arm.Replicas > 1).
+// The fleet's refused share and first rejected request are RunResult's own
+// Phases and FirstRejectedRequest: every request passes the entry point.
+type FleetResult struct {
+	// Replicas and Balance repeat the arm's.
+	Replicas int     `json:"replicas"`
+	Balance  Balance `json:"balance"`
+	// Horizon is the end of the observed time: the later of the last request's
+	// end and the last phase's end (RunResult.End in the closed model).
+	Horizon time.Duration `json:"horizonNs"`
+	// OpenTime[k] is how long exactly k replicas were OPEN, k = 0..Replicas,
+	// over [0, Horizon].
+	OpenTime []time.Duration `json:"openTimeNs"`
+	// Phases is the OPEN picture per phase ("sequential" in the closed model).
+	Phases []FleetPhase `json:"phases"`
+	// InstancesOpened counts the replicas whose breaker went CLOSED -> OPEN at
+	// least once.
+	InstancesOpened int `json:"instancesOpened"`
 }
 
 // PhaseResult counts one phase's requests (by the phase they were sent in).
@@ -124,6 +198,13 @@ type RunResult struct {
 	End time.Duration `json:"endNs"`
 	// RequestLog has one entry per request, in send order; filled by Run only.
 	RequestLog []RequestResult `json:"requestLog,omitempty"`
+	// Instances has one entry per replica in a fleet run (Arm.Replicas > 1), nil
+	// otherwise. The fields above are the fleet's: FirstOpenRequest is the first
+	// OPEN of any replica, FirstRejectedRequest the first request any replica
+	// refused, Transitions every replica's (Transition.Instance says whose).
+	Instances []InstanceResult `json:"instances,omitempty"`
+	// Fleet is the count of OPEN replicas over time in a fleet run, nil otherwise.
+	Fleet *FleetResult `json:"fleet,omitempty"`
 }
 
 // RunSeed derives run i's seed from a prediction's seed (a SplitMix64 mix, so
@@ -180,6 +261,8 @@ type request struct {
 	status     Status
 	last       string
 	ended      time.Duration
+	inst       int // 0-based replica
+	local      int // 1-based number among the replica's requests
 }
 
 type runner struct {
@@ -189,7 +272,7 @@ type runner struct {
 	rnd     func() float64
 	clock   *breaker.VirtualClock
 	start   time.Time
-	cb      *breaker.CircuitBreaker
+	cbs     []*breaker.CircuitBreaker // one breaker per replica
 	q       queue
 	reqs    []request // request slots: index = seq-1 with detail, reused without
 	free    []int32   // slots of ended requests, reused by newRequest (without detail)
@@ -197,15 +280,31 @@ type runner struct {
 	cur     int       // slot of the request whose breaker call is running, -1 for a timer
 	timeout time.Duration
 	res     RunResult
-	// cause flags: *_EXCEEDED events seen since the last transition
-	failExceeded, slowExceeded bool
-	pendingRates               int // index of a transition to OPEN whose rates are read after the breaker call, -1 none
-	phaseEnds                  []time.Duration
-	userLeft                   []int
+	// cause flags per replica: *_EXCEEDED events seen since its last transition
+	exceeded     []exceededFlags
+	pendingRates int         // index of a transition to OPEN whose rates are read after the breaker call, -1 none
+	pendingInst  int         // the replica of pendingRates
+	fleet        *fleetState // nil with a single instance
+	phaseEnds    []time.Duration
+	userLeft     []int
 	// errors reused across attempts (the breaker and the retry only read them)
 	gwErr      [4]error
 	timeoutErr error
 	rejectErr  error
+}
+
+type exceededFlags struct{ fail, slow bool }
+
+// fleetState follows which replicas are OPEN over time in a fleet run.
+type fleetState struct {
+	n         int
+	state     []breaker.State
+	openSince []time.Duration
+	sent      []int // requests routed to each replica so far
+	openN     int
+	last      time.Duration // accumulated up to here
+	res       FleetResult
+	inst      []InstanceResult
 }
 
 // runArm runs a validated arm; with detail it keeps the request log.
@@ -235,18 +334,30 @@ func newRunner(arm *Arm, seed uint64, detail bool) (*runner, error) {
 	if name == "" {
 		name = "sim"
 	}
-	cb, err := breaker.New(name, arm.Breaker, breaker.WithClock(r.clock))
-	if err != nil {
-		return nil, armErr("Breaker", "%v", err)
-	}
-	r.cb = cb
-	if arm.StartOpen {
-		if err := cb.TransitionTo(breaker.StateOpen); err != nil {
-			return nil, armErr("StartOpen", "%v", err)
+	n := arm.Instances()
+	r.cbs = make([]*breaker.CircuitBreaker, n)
+	r.exceeded = make([]exceededFlags, n)
+	for i := range n {
+		cb, err := breaker.New(name, arm.Breaker, breaker.WithClock(r.clock))
+		if err != nil {
+			return nil, armErr("Breaker", "%v", err)
 		}
+		r.cbs[i] = cb
+		if arm.StartOpen {
+			if err := cb.TransitionTo(breaker.StateOpen); err != nil {
+				return nil, armErr("StartOpen", "%v", err)
+			}
+		}
+	}
+	if arm.StartOpen {
 		r.clock.AdvanceTo(r.start)
 	}
-	cb.Subscribe(r.onEvent)
+	for i, cb := range r.cbs {
+		cb.Subscribe(func(e breaker.Event) { r.onEvent(i, e) })
+	}
+	if arm.Fleet() {
+		r.fleet = newFleetState(arm)
+	}
 	for _, o := range []behavior.Outcome{behavior.OutcomeError, behavior.OutcomeHang, behavior.OutcomeReset} {
 		r.gwErr[o] = &GatewayError{Outcome: o}
 	}
@@ -276,6 +387,12 @@ func newRunner(arm *Arm, seed uint64, detail bool) (*runner, error) {
 			}
 			at += p.Duration
 			r.phaseEnds[i] = at
+		}
+	}
+	if r.fleet != nil {
+		r.fleet.res.Phases = make([]FleetPhase, len(r.res.Phases))
+		for i := range r.res.Phases {
+			r.fleet.res.Phases[i].Name = r.res.Phases[i].Name
 		}
 	}
 	return r, nil
@@ -347,12 +464,18 @@ func (r *runner) tooManyTransitions() error {
 // result finishes the run's result after loop.
 func (r *runner) result() RunResult {
 	r.res.Requests = r.sent
+	if r.fleet != nil {
+		r.finishFleet()
+	}
 	if r.detail {
 		r.res.RequestLog = make([]RequestResult, len(r.reqs))
 		for i := range r.reqs {
 			q := &r.reqs[i]
 			r.res.RequestLog[i] = RequestResult{Seq: q.seq, Phase: q.phase, User: q.user, Sent: q.sent, Ended: q.ended,
 				Attempts: q.attempts, Rejections: q.rejections, Status: q.status, Last: q.last}
+			if r.fleet != nil {
+				r.res.RequestLog[i].Instance = q.inst + 1
+			}
 		}
 	}
 	return r.res
@@ -410,7 +533,19 @@ func (r *runner) db() time.Duration {
 
 func (r *runner) newRequest(t time.Duration, phase, user int) {
 	r.sent++
-	q := request{seq: r.sent, phase: phase, user: user, sent: t}
+	q := request{seq: r.sent, phase: phase, user: user, sent: t, local: r.sent}
+	if f := r.fleet; f != nil {
+		// Routed at arrival; the random draw exists only in a fleet run, so a
+		// single instance's random stream is the one it always was.
+		if r.arm.Balance == BalanceRandom {
+			q.inst = r.rng.IntN(f.n)
+		} else {
+			q.inst = (r.sent - 1) % f.n
+		}
+		f.sent[q.inst]++
+		q.local = f.sent[q.inst]
+		f.inst[q.inst].Requests++
+	}
 	idx := len(r.reqs)
 	if n := len(r.free); n > 0 {
 		idx = int(r.free[n-1])
@@ -430,11 +565,14 @@ func (r *runner) attempt(t time.Duration, idx int) {
 	q := &r.reqs[idx]
 	q.tries++
 	r.cur = idx
-	permitted := r.cb.TryAcquirePermission()
+	permitted := r.cbs[q.inst].TryAcquirePermission()
 	r.afterBreakerCall()
 	if !permitted {
 		q.rejections++
 		r.res.RejectedAttempts++
+		if r.fleet != nil {
+			r.fleet.inst[q.inst].RejectedAttempts++
+		}
 		q.last = "rejected"
 		if r.arm.RetryOnRejection && q.tries < r.arm.Retry.MaxAttempts && r.arm.Retry.ShouldRetry(r.rejectErr) {
 			r.q.push(event{at: t + r.arm.Retry.Interval(q.tries, r.rnd), kind: evAttempt, req: int32(idx)})
@@ -448,11 +586,19 @@ func (r *runner) attempt(t time.Duration, idx int) {
 			r.res.FirstRejectedRequest = q.seq
 			r.res.FirstRejectedAt = t
 		}
+		if r.fleet != nil {
+			if in := &r.fleet.inst[q.inst]; in.FirstRejectedRequest == 0 || q.seq < in.FirstRejectedRequest {
+				in.FirstRejectedRequest, in.FirstRejectedLocal = q.seq, q.local
+			}
+		}
 		r.finish(t, idx, StatusRejected)
 		return
 	}
 	q.attempts++
 	r.res.GatewayAttempts++
+	if r.fleet != nil {
+		r.fleet.inst[q.inst].GatewayAttempts++
+	}
 	gw := &r.arm.Gateway
 	if r.arm.PhaseGateways != nil {
 		gw = &r.arm.PhaseGateways[r.phaseAt(t)]
@@ -467,7 +613,7 @@ func (r *runner) attemptEnd(t time.Duration, idx int) {
 	q := &r.reqs[idx]
 	r.cur = idx
 	if !q.shape.failed {
-		r.cb.OnSuccess(q.shape.elapsed)
+		r.cbs[q.inst].OnSuccess(q.shape.elapsed)
 		r.afterBreakerCall()
 		q.last = "success"
 		r.finish(t, idx, StatusSuccess)
@@ -479,7 +625,7 @@ func (r *runner) attemptEnd(t time.Duration, idx int) {
 		err = r.timeoutErr
 		q.last = "timeout"
 	}
-	r.cb.OnError(q.shape.elapsed, err)
+	r.cbs[q.inst].OnError(q.shape.elapsed, err)
 	r.afterBreakerCall()
 	if q.tries < r.arm.Retry.MaxAttempts && r.arm.Retry.ShouldRetry(err) {
 		r.q.push(event{at: t + r.arm.Retry.Interval(q.tries, r.rnd), kind: evAttempt, req: int32(idx)})
@@ -505,6 +651,17 @@ func (r *runner) requestEnd(t time.Duration, idx int) {
 	case StatusRejected:
 		ph.Rejected++
 	}
+	if r.fleet != nil {
+		in := &r.fleet.inst[q.inst]
+		switch q.status {
+		case StatusSuccess:
+			in.Succeeded++
+		case StatusFailed:
+			in.Failed++
+		case StatusRejected:
+			in.Rejected++
+		}
+	}
 	if t > r.res.End {
 		r.res.End = t
 	}
@@ -528,27 +685,38 @@ func (r *runner) afterBreakerCall() {
 	if r.pendingRates < 0 {
 		return
 	}
-	m := r.cb.Metrics()
+	m := r.cbs[r.pendingInst].Metrics()
 	tr := &r.res.Transitions[r.pendingRates]
 	tr.FailureRate, tr.SlowCallRate = m.FailureRate, m.SlowCallRate
 	r.pendingRates = -1
 }
 
-// onEvent receives the breaker's events synchronously, in publication order.
-func (r *runner) onEvent(e breaker.Event) {
+// onEvent receives replica inst's breaker events synchronously, in publication order.
+func (r *runner) onEvent(inst int, e breaker.Event) {
+	x := &r.exceeded[inst]
 	switch e.Type {
 	case breaker.EventFailureRateExceeded:
-		r.failExceeded = true
+		x.fail = true
 	case breaker.EventSlowCallRateExceeded:
-		r.slowExceeded = true
+		x.slow = true
 	case breaker.EventStateTransition:
 		tr := Transition{At: e.CreationTime.Sub(r.start), Kind: e.Transition(), From: e.From, To: e.To}
 		if r.cur >= 0 {
 			tr.Request = r.reqs[r.cur].seq
 		}
+		if r.fleet != nil {
+			tr.Instance = inst + 1
+			r.fleet.transition(r, inst, &tr)
+		}
 		switch {
 		case e.From == breaker.StateClosed && e.To == breaker.StateOpen:
-			tr.Cause = breaker.CauseOf(r.failExceeded, r.slowExceeded)
+			tr.Cause = breaker.CauseOf(x.fail, x.slow)
+			if r.fleet != nil {
+				if in := &r.fleet.inst[inst]; in.FirstOpenRequest == 0 && in.FirstOpenCause == "" {
+					in.FirstOpenRequest, in.FirstOpenLocal = r.sent, r.fleet.sent[inst]
+					in.FirstOpenAt, in.FirstOpenCause = tr.At, tr.Cause
+				}
+			}
 			if r.res.FirstOpenRequest == 0 && r.res.FirstOpenCause == "" {
 				// The request in flight when the breaker opened: the last one sent
 				// at or before that instant, as the measurement counts it.
@@ -559,10 +727,98 @@ func (r *runner) onEvent(e breaker.Event) {
 		case e.From == breaker.StateHalfOpen && e.To == breaker.StateOpen:
 			tr.Cause = breaker.CauseHalfOpenTrial
 		}
-		r.failExceeded, r.slowExceeded = false, false
+		*x = exceededFlags{}
 		if e.To == breaker.StateOpen && r.cur >= 0 {
 			r.pendingRates = len(r.res.Transitions)
+			r.pendingInst = inst
 		}
 		r.res.Transitions = append(r.res.Transitions, tr)
 	}
+}
+
+// newFleetState starts following a fleet arm's replicas (all CLOSED, or all
+// OPEN with StartOpen).
+func newFleetState(arm *Arm) *fleetState {
+	n := arm.Instances()
+	f := &fleetState{n: n, state: make([]breaker.State, n), openSince: make([]time.Duration, n), sent: make([]int, n),
+		inst: make([]InstanceResult, n)}
+	f.res = FleetResult{Replicas: n, Balance: arm.Balance, OpenTime: make([]time.Duration, n+1)}
+	for i := range f.inst {
+		f.inst[i].Instance = i + 1
+		if arm.StartOpen {
+			f.state[i] = breaker.StateOpen
+		}
+	}
+	if arm.StartOpen {
+		f.openN = n
+	}
+	return f
+}
+
+// advance adds the time from f.last to t to the OPEN counts, split at phase
+// ends (the last phase, or the one sequential phase, takes everything after).
+func (f *fleetState) advance(r *runner, t time.Duration) {
+	for f.last < t {
+		ph, end := 0, t
+		if r.phaseEnds != nil {
+			ph = r.phaseAt(f.last)
+			if ph < len(r.phaseEnds)-1 && r.phaseEnds[ph] < end {
+				end = r.phaseEnds[ph]
+			}
+		}
+		d := end - f.last
+		f.res.OpenTime[f.openN] += d
+		p := &f.res.Phases[ph]
+		p.Span += d
+		p.OpenInstanceTime += time.Duration(f.openN) * d
+		if f.openN > 0 {
+			p.AnyOpenTime += d
+		}
+		if f.openN == f.n {
+			p.AllOpenTime += d
+		}
+		f.last = end
+	}
+}
+
+// transition records replica inst's transition tr (At set) in the OPEN counts.
+func (f *fleetState) transition(r *runner, inst int, tr *Transition) {
+	f.advance(r, tr.At)
+	at := max(tr.At, f.last)
+	if f.state[inst] == breaker.StateOpen && tr.To != breaker.StateOpen {
+		f.openN--
+		f.inst[inst].OpenTime += at - f.openSince[inst]
+	}
+	if f.state[inst] != breaker.StateOpen && tr.To == breaker.StateOpen {
+		f.openN++
+		f.openSince[inst] = at
+	}
+	f.state[inst] = tr.To
+}
+
+// finishFleet closes the OPEN counts at the horizon and fills the result.
+func (r *runner) finishFleet() {
+	f := r.fleet
+	h := r.res.End
+	if n := len(r.phaseEnds); n > 0 {
+		h = max(h, r.phaseEnds[n-1])
+	}
+	f.advance(r, h)
+	for i := range f.inst {
+		if f.state[i] == breaker.StateOpen {
+			f.inst[i].OpenTime += h - f.openSince[i]
+			f.openSince[i] = h
+		}
+	}
+	opened := 0
+	for i := range f.inst {
+		if f.inst[i].FirstOpenCause != "" {
+			opened++
+		}
+	}
+	f.res.Horizon = h
+	f.res.InstancesOpened = opened
+	res := f.res
+	r.res.Fleet = &res
+	r.res.Instances = f.inst
 }

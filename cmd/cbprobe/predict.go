@@ -34,6 +34,8 @@ type predictOptions struct {
 	sequential, users                 int
 	think, dbLatency, callOverhead    string
 	runs                              int
+	replicas                          int
+	balance                           string
 	seed                              uint64
 	jsonOut                           bool
 }
@@ -55,11 +57,18 @@ slow-call-rate, both); rejected and success shares per phase; gateway attempts p
 request beside the closed form (1 − p^n)/(1 − p); the exact probability that a HALF_OPEN
 trial closes the breaker; notes on the mechanisms; and the median run's timeline.
 
+With --replicas N the service runs as N replicas behind a load balancer (--balance
+round-robin or random), each with its own breaker, window, Retry and TimeLimiter, the
+gateway shared. The report then adds one row per replica (its first OPEN by fleet and by
+its own request number, causes, refused share, time OPEN) and the fleet's view: how many
+replicas were OPEN over time, per phase, beside the share refused at the entry point.
+
 The same --seed gives the same output whatever the number of CPUs.`,
 		Example: `  cbprobe predict --sequential 40 --retry 3
   cbprobe predict --sequential 40 --retry 1 --runs 2000 --json
   cbprobe predict --phases '15/s:5s,0/s:15s,5/s:8s' --window-type TIME_BASED --window-size 10
-  cbprobe predict --config application.yml --slow --timelimiter 1000ms --phases 15/s:40s`,
+  cbprobe predict --config application.yml --slow --timelimiter 1000ms --phases 15/s:40s
+  cbprobe predict --phases '15/s:5s,0/s:15s,5/s:8s' --replicas 3 --balance random`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runPredict(cmd, g, o) },
 	}
@@ -89,6 +98,8 @@ The same --seed gives the same output whatever the number of CPUs.`,
 	f.StringVar(&o.dbLatency, "db-latency", springconf.DefaultDBLatency.String(), "the service's own work per DB step (3 per request: order, payment before and after the gateway call), overrides the config's demo.db-latency")
 	f.StringVar(&o.callOverhead, "call-overhead", sim.DefaultCallOverhead.String(), "HTTP round trip added to every gateway call's measured duration")
 	f.IntVar(&o.runs, "runs", 1000, "number of simulated runs")
+	f.IntVar(&o.replicas, "replicas", 1, fmt.Sprintf("service replicas behind the load balancer, each with its own breaker (1..%d)", sim.MaxReplicas))
+	f.StringVar(&o.balance, "balance", "round-robin", "load balancing across --replicas: round-robin or random")
 	f.Uint64Var(&o.seed, "seed", 1, "seed; run i uses a seed derived from (seed, i)")
 	f.BoolVar(&o.jsonOut, "json", false, "write the prediction as JSON")
 	return cmd
@@ -221,6 +232,13 @@ func (o *predictOptions) arm(cmd *cobra.Command) (sim.Arm, error) {
 			return sim.Arm{}, err
 		}
 	}
+	if o.replicas < 1 || o.replicas > sim.MaxReplicas {
+		return sim.Arm{}, fmt.Errorf("--replicas: %d is not in [1, %d]", o.replicas, sim.MaxReplicas)
+	}
+	arm.Replicas = o.replicas
+	if arm.Balance, err = sim.ParseBalance(o.balance); err != nil {
+		return sim.Arm{}, fmt.Errorf("--balance: %w", err)
+	}
 	if n := arm.PlannedRequests(); !arm.Sequential() && n > sim.MaxRequestsPerRun {
 		return sim.Arm{}, fmt.Errorf("--phases %q: plans %d requests a run, more than %d (the limit, see docs/limits.md); shorten the phases or lower the rates", o.phases, n, sim.MaxRequestsPerRun)
 	}
@@ -286,7 +304,11 @@ func writePrediction(w io.Writer, arm *sim.Arm, p *sim.Prediction) error {
 		cfg.SlowCallRateThreshold, cfg.MinimumNumberOfCalls, cfg.WaitDurationInOpenState, cfg.PermittedNumberOfCallsInHalfOpenState)
 	fmt.Fprintf(ew, "  service   Retry %d attempt(s) (retry on rejection: %v), TimeLimiter %s, DB %v per step\n",
 		arm.Retry.MaxAttempts, arm.RetryOnRejection, tl, arm.DBLatency)
-	fmt.Fprintf(ew, "  gateway   %s\n  traffic   %s\n\n", arm.Gateway, traffic)
+	fmt.Fprintf(ew, "  gateway   %s\n  traffic   %s\n", arm.Gateway, traffic)
+	if arm.Fleet() {
+		fmt.Fprintf(ew, "  fleet     %d replicas behind %s balancing, one breaker each; the tables below are the entry point's\n", arm.Replicas, arm.Balance)
+	}
+	fmt.Fprintln(ew)
 
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "REQUEST\tRUNS\tP5\tP50\tP95\tMEAN")
@@ -341,6 +363,10 @@ func writePrediction(w io.Writer, arm *sim.Arm, p *sim.Prediction) error {
 		predictPct(c.FastSuccess), predictPct(c.SlowSuccess), predictPct(c.FastFailure), predictPct(c.SlowFailure), predictPct(p.Gateway.Timeout))
 	fmt.Fprintf(ew, "half-open pass probability: %.4g — %s\n", p.HalfOpenPassProbability, p.HalfOpenMeaning)
 
+	if p.Fleet != nil {
+		writePredictFleet(ew, p)
+	}
+
 	fmt.Fprintln(ew, "\nwhy:")
 	for _, n := range p.Notes {
 		fmt.Fprintf(ew, "  - %s\n", n)
@@ -355,6 +381,9 @@ func writePredictTimeline(w io.Writer, p *sim.Prediction) {
 	fmt.Fprintf(w, "\nmedian run (#%d, replay with seed %d):\n", p.MedianRunIndex, r.Seed)
 	for _, t := range r.Transitions {
 		line := fmt.Sprintf("  %9s  %-20s", predictSeconds(t.At), t.Kind)
+		if t.Instance > 0 {
+			line += fmt.Sprintf(" replica %d", t.Instance)
+		}
 		if t.Request > 0 {
 			line += fmt.Sprintf(" at request %d", t.Request)
 		}
@@ -411,4 +440,67 @@ func (e *predictWriter) Write(b []byte) (int, error) {
 		e.err = fmt.Errorf("write prediction: %w", err)
 	}
 	return n, nil
+}
+
+// writePredictFleet prints the per-replica and fleet tables of a fleet prediction.
+func writePredictFleet(w io.Writer, p *sim.Prediction) {
+	band := func(b sim.Band) string {
+		if b.N == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f/%.0f/%.0f", b.P5, b.P50, b.P95)
+	}
+	fmt.Fprintln(w, "\nper replica (request numbers p5/p50/p95; fleet = entry point's send order, own = the replica's own requests):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "REPLICA\tREQUESTS\tOPENED\tFIRST OPEN fleet\town\tFIRST REJECTED fleet\tBY failure/slow/both\tTO OPEN/RUN\tREJECTED\t(5–95%)\tOPEN TIME")
+	for _, in := range p.Instances {
+		toOpen := 0.0
+		for _, t := range in.Transitions {
+			if strings.HasSuffix(t.Kind, "_TO_OPEN") {
+				toOpen += t.MeanCount
+			}
+		}
+		causes := "-"
+		if in.FirstOpenRequest.N > 0 {
+			causes = fmt.Sprintf("%s/%s/%s", predictPct(in.OpenCauses[breaker.CauseFailureRate]), predictPct(in.OpenCauses[breaker.CauseSlowCallRate]), predictPct(in.OpenCauses[breaker.CauseBoth]))
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s–%s\t%s\n", in.Instance, band(in.Requests), predictPct(in.FirstOpenRequest.Share),
+			band(in.FirstOpenRequest), band(in.FirstOpenLocal), band(in.FirstRejectedRequest), causes, toOpen,
+			predictPct(in.RejectedShare), predictPct(in.RejectedBand.P5), predictPct(in.RejectedBand.P95), predictPct(in.OpenShare.Mean))
+	}
+	tw.Flush()
+
+	f := p.Fleet
+	fmt.Fprintf(w, "\nfleet: %d replicas, %s; OPEN replicas on average %.2f (5–95%% %.2f–%.2f), replicas that opened per run %s\n",
+		f.Replicas, f.Balance, f.MeanOpen, f.MeanOpenBand.P5, f.MeanOpenBand.P95, band(f.InstancesOpened))
+	if p.FirstRejectedRequest.N > 0 {
+		fmt.Fprintf(w, "first request refused by any replica: %s (p5/p50/p95, in %s of runs)\n", band(p.FirstRejectedRequest), predictPct(p.FirstRejectedRequest.Share))
+	} else {
+		fmt.Fprintln(w, "first request refused by any replica: none in any run")
+	}
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "OPEN REPLICAS")
+	for k := range f.OpenCount {
+		fmt.Fprintf(tw, "\t%d", k)
+	}
+	fmt.Fprint(tw, "\ntime share")
+	for _, s := range f.OpenCount {
+		fmt.Fprintf(tw, "\t%s", predictPct(s))
+	}
+	fmt.Fprintln(tw)
+	tw.Flush()
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PHASE\tMEAN OPEN\t(5–95%)\tANY OPEN\tALL OPEN\tREFUSED AT ENTRY\t(5–95%)")
+	for i, ph := range f.Phases {
+		refused, lo, hi := "-", "", ""
+		if i < len(p.Phases) && p.Phases[i].Requests > 0 {
+			st := p.Phases[i]
+			refused, lo, hi = predictPct(st.RejectedShare), predictPct(st.Rejected.P5), predictPct(st.Rejected.P95)
+		}
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f–%.2f\t%s\t%s\t%s\t%s–%s\n", ph.Name, ph.MeanOpen, ph.MeanOpenBand.P5, ph.MeanOpenBand.P95,
+			predictPct(ph.AnyOpenShare), predictPct(ph.AllOpenShare), refused, lo, hi)
+	}
+	fmt.Fprintf(tw, "all\t%.2f\t%.2f–%.2f\t\t\t%s\t%s–%s\n", f.MeanOpen, f.MeanOpenBand.P5, f.MeanOpenBand.P95,
+		predictPct(p.RejectedShare), predictPct(p.RejectedBand.P5), predictPct(p.RejectedBand.P95))
+	tw.Flush()
 }
