@@ -3,6 +3,7 @@ package experiments
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -247,6 +248,7 @@ func addComparisons(arm *results.Arm, p armPlan, f armFacts) {
 			arm.Comparisons = append(arm.Comparisons, c)
 		}
 	}
+	addFleetComparisons(arm, pr)
 	a := pr.AttemptsPerRequest
 	ab := a.UnobstructedBand
 	att := results.Comparison{Metric: fmt.Sprintf("gateway attempts per request (closed form %.2f)", a.ClosedForm), Measured: arm.AttemptsPerRequest,
@@ -359,6 +361,41 @@ func findings(run *results.Run, plans []armPlan, facts []armFacts) []results.Fin
 		}
 	}
 	return out
+}
+
+// addFleetComparisons compares each measured replica's first OPEN request with
+// the prediction for a fleet. Which real replica got the balancer's first
+// request is unknown, so a replica's first OPEN is held against the band that
+// spans every simulated replica's (the lowest P5 to the highest P95); with
+// round robin the replicas differ only by that offset. The fleet's refused share
+// is the arm's "rejected share" comparison (the prediction's is the fleet's).
+func addFleetComparisons(arm *results.Arm, pr sim.Prediction) {
+	if arm.Fleet == nil || len(pr.Instances) == 0 {
+		return
+	}
+	lo, hi, mean, share := math.Inf(1), math.Inf(-1), 0.0, 1.0
+	for _, in := range pr.Instances {
+		b := in.FirstOpenRequest
+		lo, hi = min(lo, b.P5), max(hi, b.P95)
+		mean += b.Mean / float64(len(pr.Instances))
+		share = min(share, b.Share)
+	}
+	if math.IsInf(lo, 1) {
+		return
+	}
+	for _, in := range arm.Fleet.Instances {
+		c := results.Comparison{Metric: "replica " + in.Breaker + " first OPEN request", Unit: "requests",
+			Measured: float64(in.FirstOpenRequest), PredictedP5: lo, PredictedP95: hi, PredictedP50: (lo + hi) / 2, PredictedMean: mean,
+			Note: "band: every simulated replica's 5–95 % (which replica took the first request is not known)"}
+		switch {
+		case in.FirstOpenRequest == 0:
+			c.OutsideBand = share > 0.95
+			c.Note = fmt.Sprintf("never; %.0f%% of simulated runs opened every replica", 100*share)
+		default:
+			c.OutsideBand = c.Measured < lo-1e-9 || c.Measured > hi+1e-9
+		}
+		arm.Comparisons = append(arm.Comparisons, c)
+	}
 }
 
 // bestHalfOpenGateway is the per-attempt outcome mix of the arm's gateway phase

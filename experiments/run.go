@@ -195,6 +195,9 @@ func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 			return nil, "", &SpecError{Source: "--arm", Msg: fmt.Sprintf("with --target pick the arm your service is configured for (arms: %s)", armNames(spec))}
 		}
 	}
+	if err := spec.CheckFleetTarget(o.Target); err != nil {
+		return nil, "", err
+	}
 	plans, err := planArms(spec, o.Arm, o.ConfigPath)
 	if err != nil {
 		return nil, "", err

@@ -239,7 +239,7 @@ func TestExperimentFleetBehindNginx(t *testing.T) {
 	lb := startNginx(t, urls)
 	prom := startFleetPrometheus(t, urls)
 	dir := filepath.Join(t.TempDir(), "run")
-	_, stderr, code := runCLI(context.Background(), "experiment", "window-type", "--arm", "count-based", "--target", lb,
+	_, stderr, code := runCLI(context.Background(), "experiment", "run", filepath.Join("testdata", "fleet", "window-type-fleet.yaml"), "--target", lb,
 		"--pg-listen", pgListen, "--prom-api", prom, "--selector", `job="shop"`, "--out", dir, "--color", "never", "-q")
 	if code == 2 || code > 3 {
 		t.Fatalf("experiment exit %d\n%s", code, stderr)
@@ -262,6 +262,28 @@ func TestExperimentFleetBehindNginx(t *testing.T) {
 	}
 	if a.Fleet.MaxOpen < 2 || a.Fleet.RefusedShare <= 0 {
 		t.Errorf("fleet: at most %d OPEN at once, %.3f refused; want the replicas open together and refusals at the entry point", a.Fleet.MaxOpen, a.Fleet.RefusedShare)
+	}
+	// The prediction for three replicas (spec replicas: 3): each replica's first
+	// OPEN inside the band of the simulated replicas, and the fleet's refused
+	// share inside its band. A comparison made inconclusive by a load generator
+	// that fell behind is not a verdict either way, and is reported as such.
+	replicaBands, refused := 0, false
+	for _, c := range a.Comparisons {
+		switch {
+		case strings.HasPrefix(c.Metric, "replica "):
+			replicaBands++
+		case c.Metric == "rejected share":
+			refused = true
+		default:
+			continue
+		}
+		if c.OutsideBand {
+			t.Errorf("%s: measured %v outside the predicted [%v, %v] (%s)", c.Metric, c.Measured, c.PredictedP5, c.PredictedP95, c.Note)
+		}
+		t.Logf("%s: measured %v, predicted [%v, %v], inconclusive %v", c.Metric, c.Measured, c.PredictedP5, c.PredictedP95, c.Inconclusive)
+	}
+	if replicaBands != 3 || !refused {
+		t.Errorf("%d per-replica comparisons and refused share %v; want 3 and the fleet's refused share: %+v", replicaBands, refused, a.Comparisons)
 	}
 	if t.Failed() {
 		summary, _ := os.ReadFile(filepath.Join(dir, "summary.md"))
