@@ -68,8 +68,6 @@ func (s Shard) String() string {
 // Split reports whether the plan is split over more than one process.
 func (s Shard) Split() bool { return s.Count > 1 }
 
-func (s Shard) stride() int { return max(s.Count, 1) }
-
 // owns counts the slots k in [0, n) with k mod Count == Index.
 func (s Shard) owns(n int) int {
 	if !s.Split() {
