@@ -150,11 +150,7 @@ func Merge(dirs []string, opt MergeOptions) (*Run, MergeStats, error) {
 	}
 	arm.Transitions = dedupTransitions(arm.Transitions)
 
-	agg, err := mergeRequests(runs, filepath.Join(out, RequestsFile), &arm, &st)
-	if err != nil {
-		return nil, st, err
-	}
-	if err := markMerged(filepath.Join(out, RequestsFile), &arm, agg.firstRej); err != nil {
+	if err := mergeRequests(runs, filepath.Join(out, RequestsFile), &arm, &st); err != nil {
 		return nil, st, err
 	}
 	dupS, err := mergeStream(runs, out, SamplesFile, SampleColumns(), parseSample, sampleRecord, func(s Sample) time.Time { return s.Time })
@@ -549,16 +545,10 @@ func (h *streamHeap) Pop() any {
 	return x
 }
 
-// mergeAgg is what the request merge found besides the counts.
-type mergeAgg struct {
-	firstRej *Request // the first rejected request (merged Seq)
-}
-
 // mergeRequests k-way merges the shards' requests by intended time into
 // path, numbering them 1..n, and counts them into arm (phase counts, first
 // rejected request, latency percentiles).
-func mergeRequests(runs []shardRun, path string, arm *Arm, st *MergeStats) (mergeAgg, error) {
-	var agg mergeAgg
+func mergeRequests(runs []shardRun, path string, arm *Arm, st *MergeStats) error {
 	h := make(streamHeap, 0, len(runs))
 	defer func() {
 		for _, s := range h {
@@ -568,12 +558,12 @@ func mergeRequests(runs []shardRun, path string, arm *Arm, st *MergeStats) (merg
 	for i, sr := range runs {
 		s, err := openReqStream(i, sr.dir)
 		if err != nil {
-			return agg, err
+			return err
 		}
 		r, ok, err := s.pop(st)
 		if err != nil {
 			s.f.Close()
-			return agg, err
+			return err
 		}
 		if !ok {
 			s.f.Close()
@@ -586,25 +576,24 @@ func mergeRequests(runs []shardRun, path string, arm *Arm, st *MergeStats) (merg
 
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FileMode)
 	if err != nil {
-		return agg, &Error{Op: "write", Path: path, Err: err}
+		return &Error{Op: "write", Path: path, Err: err}
 	}
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 256<<10)
 	cw := csv.NewWriter(bw)
 	if err := cw.Write(RequestColumns()); err != nil {
-		return agg, &Error{Op: "write", Path: path, Err: err}
+		return &Error{Op: "write", Path: path, Err: err}
 	}
 	var (
-		rec       []string
-		seq       int
-		curPhase  string
-		phaseMS   []float64
-		phaseSum  float64
-		closed    = map[string]bool{}
-		all       = map[time.Duration]int{}
-		allSum    float64
-		firstRej  Request
-		haveFirst bool
+		rec      []string
+		seq      int
+		curPhase string
+		phaseMS  []float64
+		phaseSum float64
+		closed   = map[string]bool{}
+		all      = map[time.Duration]int{}
+		allSum   float64
+		mk       = newMarker(arm.Transitions)
 	)
 	for i := range arm.Phases {
 		p := &arm.Phases[i]
@@ -634,12 +623,10 @@ func mergeRequests(runs []shardRun, path string, arm *Arm, st *MergeStats) (merg
 		r.Seq = seq
 		rec = requestRecord(rec, r)
 		if err := cw.Write(rec); err != nil {
-			return agg, &Error{Op: "write", Path: path, Err: err}
+			return &Error{Op: "write", Path: path, Err: err}
 		}
 		arm.Add(r)
-		if r.Outcome == OutcomeRejected && !haveFirst {
-			firstRej, haveFirst = r, true
-		}
+		mk.add(r)
 		if r.Phase != curPhase {
 			closePhase()
 			curPhase = r.Phase
@@ -652,7 +639,7 @@ func mergeRequests(runs []shardRun, path string, arm *Arm, st *MergeStats) (merg
 		allSum += ms
 		next, ok, err := s.pop(st)
 		if err != nil {
-			return agg, err
+			return err
 		}
 		if ok {
 			s.head = next
@@ -666,20 +653,21 @@ func mergeRequests(runs []shardRun, path string, arm *Arm, st *MergeStats) (merg
 	st.Requests = seq
 	st.LatencyValues = len(all)
 	arm.Latency = countedLatency(all, seq, allSum)
-	if haveFirst {
-		agg.firstRej = &firstRej
-	}
+	st.MaxHeld = max(st.MaxHeld, mk.maxRecent)
+	// MarkRequests on the few requests the marker kept gives what it gives
+	// on them all (see marker); FirstRejectedRequest is Add's, the same.
+	arm.MarkRequests(mk.requests())
 	cw.Flush()
 	if err := cw.Error(); err != nil {
-		return agg, &Error{Op: "write", Path: path, Err: err}
+		return &Error{Op: "write", Path: path, Err: err}
 	}
 	if err := bw.Flush(); err != nil {
-		return agg, &Error{Op: "write", Path: path, Err: err}
+		return &Error{Op: "write", Path: path, Err: err}
 	}
 	if err := f.Sync(); err != nil {
-		return agg, &Error{Op: "write", Path: path, Err: err}
+		return &Error{Op: "write", Path: path, Err: err}
 	}
-	return agg, nil
+	return nil
 }
 
 // countedLatency is latencyStats over n latencies given as value -> count
@@ -708,65 +696,99 @@ func countedLatency(counts map[time.Duration]int, n int, sum float64) LatencySta
 		Max: float64(keys[len(keys)-1]) / float64(time.Millisecond), Mean: sum / float64(n)}
 }
 
-// markMerged sets the arm's FirstOpenRequest, FirstRejectedRequest and each
-// transition's Request with Arm.MarkRequests, the one definition, without
-// holding every request: a second pass over the merged requests.csv keeps,
-// for every moment MarkRequests looks at (each transition's time, and just
-// before the first refusal), the last request sent at or before it. Those
-// requests and the first rejected one give MarkRequests the same answers as
-// all the requests would.
-func markMerged(path string, arm *Arm, firstRej *Request) error {
-	var moments []time.Time
-	for _, t := range arm.Transitions {
-		moments = append(moments, t.At)
+// marker finds, while the merged requests go by in Seq order, the requests
+// Arm.MarkRequests needs to give the same answers as it would from every
+// request: the first rejected request, and for every moment it looks at
+// (each transition's time, and just before the first refusal) the last
+// request sent at or before that moment. A request is never sent before its
+// intended time, and requests come in intended order, so a moment is settled
+// once a request intended after it goes by.
+type marker struct {
+	moments  []time.Time
+	best     []Request
+	have     []bool
+	firstRej *Request
+	// floor is the highest Seq sent before the current request's intended
+	// time; recent holds the requests sent at or after it (the late ones),
+	// for the moment of the first refusal, known only once it comes.
+	floor     Request
+	recent    sentHeap
+	maxRecent int
+}
+
+func newMarker(ts []Transition) *marker {
+	m := &marker{}
+	for _, t := range ts {
+		m.moments = append(m.moments, t.At)
 	}
-	if firstRej != nil {
-		moments = append(moments, firstRej.sentAt().Add(-time.Nanosecond))
+	m.best = make([]Request, len(m.moments))
+	m.have = make([]bool, len(m.moments))
+	return m
+}
+
+func (m *marker) add(r Request) {
+	at := r.sentAt()
+	for i, t := range m.moments {
+		if !at.After(t) {
+			m.best[i], m.have[i] = r, true
+		}
 	}
-	best := make([]*Request, len(moments))
-	if len(moments) > 0 {
-		f, err := os.Open(path)
-		if err != nil {
-			return &Error{Op: "read", Path: path, Err: err}
+	if m.firstRej != nil {
+		return
+	}
+	for len(m.recent) > 0 && m.recent[0].sentAt().Before(r.Intended) {
+		if q := heap.Pop(&m.recent).(Request); q.Seq > m.floor.Seq {
+			m.floor = q
 		}
-		defer f.Close()
-		s := &reqStream{path: path, f: f}
-		s.cr = csv.NewReader(bufio.NewReaderSize(f, 256<<10))
-		s.cr.ReuseRecord = true
-		if _, err := s.cr.Read(); err != nil {
-			return &Error{Op: "read", Path: path, Err: err}
-		}
-		s.index = []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
-		s.fields = make([]string, len(s.index))
-		for {
-			r, ok, err := s.read()
-			if err != nil {
-				return err
+	}
+	if r.Outcome == OutcomeRejected {
+		c := r
+		m.firstRej = &c
+		t := r.sentAt().Add(-time.Nanosecond)
+		// Every request before r: those in floor were sent before r's
+		// intended time, so at or before t; the late ones are checked.
+		best, have := m.floor, m.floor.Seq > 0
+		for _, q := range m.recent {
+			if !q.sentAt().After(t) && q.Seq > best.Seq {
+				best, have = q, true
 			}
-			if !ok {
-				break
-			}
-			at := r.sentAt()
-			for i, m := range moments {
-				if !at.After(m) && (best[i] == nil || r.Seq > best[i].Seq) {
-					c := r
-					best[i] = &c
-				}
-			}
+		}
+		m.recent = nil
+		m.moments = append(m.moments, t)
+		m.best = append(m.best, best)
+		m.have = append(m.have, have)
+		return
+	}
+	heap.Push(&m.recent, r)
+	m.maxRecent = max(m.maxRecent, len(m.recent))
+}
+
+// requests returns the requests MarkRequests needs.
+func (m *marker) requests() []Request {
+	var out []Request
+	if m.firstRej != nil {
+		out = append(out, *m.firstRej)
+	}
+	for i, ok := range m.have {
+		if ok {
+			out = append(out, m.best[i])
 		}
 	}
-	var reqs []Request
-	if firstRej != nil {
-		reqs = append(reqs, *firstRej)
-	}
-	for _, b := range best {
-		if b != nil {
-			reqs = append(reqs, *b)
-		}
-	}
-	arm.FirstRejectedRequest = 0
-	arm.MarkRequests(reqs)
-	return nil
+	return out
+}
+
+// sentHeap orders requests by send time, earliest first.
+type sentHeap []Request
+
+func (h sentHeap) Len() int           { return len(h) }
+func (h sentHeap) Less(i, j int) bool { return h[i].sentAt().Before(h[j].sentAt()) }
+func (h sentHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *sentHeap) Push(x any)        { *h = append(*h, x.(Request)) }
+func (h *sentHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // mergeStream reads every shard's CSV file name, drops exact duplicates,

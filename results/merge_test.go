@@ -284,3 +284,45 @@ func TestMergeTruncatedShard(t *testing.T) {
 		t.Errorf("arm counts %d sent, want %d", run.Arms[0].Totals().Sent, len(all)-1)
 	}
 }
+
+// TestMarkerMatchesMarkRequests checks, on random requests sent up to 0.5 s
+// late at 100/s (so later requests often leave before earlier ones), that
+// MarkRequests on the marker's few requests gives what it gives on all.
+func TestMarkerMatchesMarkRequests(t *testing.T) {
+	start := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for seed := range uint64(200) {
+		rng := rand.New(rand.NewPCG(seed, 2))
+		var reqs []Request
+		rejectFrom := rng.IntN(300)
+		for k := range 300 {
+			it := start.Add(time.Duration(k) * 10 * time.Millisecond)
+			r := Request{Arm: "a", Seq: k + 1, Phase: "p", Intended: it, Sent: it.Add(time.Duration(rng.IntN(500)) * time.Millisecond),
+				Latency: time.Duration(rng.IntN(200)) * time.Millisecond, Outcome: OutcomeSucceeded}
+			if k >= rejectFrom && rng.IntN(3) == 0 {
+				r.Outcome = OutcomeRejected
+			}
+			reqs = append(reqs, r)
+		}
+		var ts []Transition
+		at := start
+		for i := range 1 + rng.IntN(4) {
+			at = at.Add(time.Duration(rng.IntN(1500)) * time.Millisecond)
+			from, to := "CLOSED", "OPEN"
+			if i%2 == 1 {
+				from, to = "OPEN", "CLOSED"
+			}
+			ts = append(ts, Transition{At: at, From: from, To: to})
+		}
+		want := Arm{Name: "a", Transitions: append([]Transition(nil), ts...)}
+		want.MarkRequests(reqs)
+		mk := newMarker(ts)
+		for _, r := range reqs {
+			mk.add(r)
+		}
+		got := Arm{Name: "a", Transitions: append([]Transition(nil), ts...)}
+		got.MarkRequests(mk.requests())
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("seed %d: MarkRequests on the marker's requests differs (-all +marker):\n%s", seed, diff)
+		}
+	}
+}
