@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cbprobe/cbprobe/attack"
+	"github.com/cbprobe/cbprobe/results"
+)
+
+// TestThreeShardsMatchOneProcess is issue 17's second done-when: three
+// `attack --shard i/3` processes on loopback, merged, match a single-process
+// run of the same plan. The binary is built once and run as separate
+// processes, started separately and lined up by --start-at.
+//
+// Exact, at any load: every phase's planned count equals the plan's; sent +
+// dropped = planned in both runs (and, when neither dropped a send, the
+// merged run has exactly the single run's number of requests); every merged
+// request's intended time is one of the plan's slots (phase start + k/rate)
+// and no slot is sent twice; the merged requests are numbered 1..n in
+// intended order.
+//
+// Rates per phase, from the send times: (n-1)/(last sent - first sent) of
+// the phase's requests. A send leaves when a vegeta worker takes it, never
+// before its intended time; a late one is counted in PhaseStats.Late (more
+// than 10 ms). The span between first and last send therefore differs from
+// the plan's span (n-1)/rate by at most the larger lateness of the two ends.
+// On this 2-core machine, shared with other builds (load average 6-9),
+// lateness stayed below 60 ms (the largest Sent - Intended seen in these
+// runs); over a 2 s phase span that is 3 %. The tolerance is twice that,
+// 6 %, for the merged and the single run alike, and the two runs' rates must
+// agree within 2 × 6 %.
+func TestThreeShardsMatchOneProcess(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "cbprobe")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/cbprobe")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	defer srv.Close()
+	flow := filepath.Join(tmp, "get.yaml")
+	if err := os.WriteFile(flow, []byte("name: get\nsteps:\n  - name: get\n    method: GET\n    url: /hit\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const plan = "a=60/s:2s,p=0/s:1s,b=30/s:2s"
+	phases, err := attack.ParsePhases(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := func(out string, extra ...string) []string {
+		return append([]string{"attack", "--target", srv.URL, "--flow", flow, "--phases", plan, "--out", out, "-q", "--color", "never"}, extra...)
+	}
+	run := func(name string, a []string) error {
+		cmd := exec.Command(bin, a...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%s: %v\n%s", name, err, out)
+		}
+		return nil
+	}
+
+	single := filepath.Join(tmp, "single")
+	if err := run("single", args(single)); err != nil {
+		t.Fatal(err)
+	}
+	// The shards start separately; --start-at lines them up 3 s from now
+	// (process start and the target check take well under that).
+	startAt := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339Nano)
+	shards := make([]string, 3)
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range shards {
+		shards[i] = filepath.Join(tmp, fmt.Sprintf("shard-%d", i))
+		wg.Go(func() {
+			errs[i] = run(fmt.Sprintf("shard %d", i), args(shards[i], "--shard", fmt.Sprintf("%d/3", i), "--start-at", startAt))
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	merged := filepath.Join(tmp, "merged")
+	stdout, stderr, code := runCLI(context.Background(), append([]string{"report", "merge", "--out", merged, "--color", "never"}, shards...)...)
+	if code != 0 {
+		t.Fatalf("report merge: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+
+	m, err := results.Load(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := results.Load(single)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ma, sa := m.Run.Arms[0], s.Run.Arms[0]
+	if m.Run.Merged == nil || len(m.Run.Merged.Shards) != 3 {
+		t.Fatalf("merged run.json has no record of its 3 shards: %+v", m.Run.Merged)
+	}
+	start, err := time.Parse(time.RFC3339Nano, startAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mt, st := ma.Totals(), sa.Totals(); mt.Sent+mt.Dropped != mt.Planned || st.Sent+st.Dropped != st.Planned || mt.Planned != st.Planned {
+		t.Fatalf("merged sent %d + dropped %d of %d planned; single sent %d + dropped %d of %d", mt.Sent, mt.Dropped, mt.Planned, st.Sent, st.Dropped, st.Planned)
+	} else if mt.Dropped == 0 && st.Dropped == 0 && mt.Sent != st.Sent {
+		t.Errorf("merged %d requests, single %d", mt.Sent, st.Sent)
+	}
+	if len(m.Requests) != ma.Totals().Sent {
+		t.Errorf("merged requests.csv has %d rows, run.json %d sent", len(m.Requests), ma.Totals().Sent)
+	}
+	// Every merged request on a slot of the plan, each slot once, numbered in order.
+	slots := map[time.Time]string{}
+	t0 := start
+	for _, ph := range phases {
+		for k := range ph.Planned() {
+			slots[t0.Add(time.Duration(float64(k)/ph.Rate*float64(time.Second)))] = ph.Name
+		}
+		t0 = t0.Add(ph.Duration)
+	}
+	for i, r := range m.Requests {
+		if r.Seq != i+1 {
+			t.Fatalf("merged request %d has Seq %d", i+1, r.Seq)
+		}
+		name, ok := slots[r.Intended]
+		if !ok || name != r.Phase {
+			t.Fatalf("merged request %d intended at %s (phase %s) is not a slot of the plan", r.Seq, r.Intended.Format(time.RFC3339Nano), r.Phase)
+		}
+		delete(slots, r.Intended)
+		if i > 0 && r.Intended.Before(m.Requests[i-1].Intended) {
+			t.Fatalf("merged requests %d and %d are not in intended order", i, i+1)
+		}
+	}
+
+	const tol = 0.06
+	for _, ph := range phases {
+		mp, sp := ma.Phase(ph.Name), sa.Phase(ph.Name)
+		if mp == nil || sp == nil || mp.Planned != ph.Planned() || sp.Planned != ph.Planned() {
+			t.Fatalf("phase %s: planned merged %v single %v, want %d", ph.Name, mp, sp, ph.Planned())
+		}
+		if ph.Rate == 0 {
+			if mp.Sent != 0 {
+				t.Errorf("pause %s: merged run sent %d", ph.Name, mp.Sent)
+			}
+			continue
+		}
+		mr, ml := sendRate(m.Requests, ph.Name)
+		sr, sl := sendRate(s.Requests, ph.Name)
+		t.Logf("phase %s: plan %g/s, merged %.2f/s (max lateness %s, late %d), single %.2f/s (max lateness %s, late %d)",
+			ph.Name, ph.Rate, mr, ml, mp.Late, sr, sl, sp.Late)
+		for _, c := range []struct {
+			run  string
+			rate float64
+		}{{"merged", mr}, {"single", sr}} {
+			if math.Abs(c.rate-ph.Rate) > tol*ph.Rate {
+				t.Errorf("phase %s: %s run sent at %.2f/s, plan %g/s ± %.0f %%", ph.Name, c.run, c.rate, ph.Rate, 100*tol)
+			}
+		}
+		if math.Abs(mr-sr) > 2*tol*ph.Rate {
+			t.Errorf("phase %s: merged %.2f/s and single %.2f/s differ by more than %.0f %%", ph.Name, mr, sr, 200*tol)
+		}
+	}
+	if !strings.Contains(stdout, "merged 3 shards") {
+		t.Errorf("report merge printed no summary line:\n%s", stdout)
+	}
+}
+
+// sendRate is the phase's rate measured from its requests' send times,
+// (n-1)/(last - first), and the largest lateness (Sent - Intended) among them.
+func sendRate(reqs []results.Request, phase string) (float64, time.Duration) {
+	var first, last time.Time
+	n := 0
+	var late time.Duration
+	for _, r := range reqs {
+		if r.Phase != phase {
+			continue
+		}
+		n++
+		if first.IsZero() || r.Sent.Before(first) {
+			first = r.Sent
+		}
+		if r.Sent.After(last) {
+			last = r.Sent
+		}
+		late = max(late, r.Sent.Sub(r.Intended))
+	}
+	if n < 2 || !last.After(first) {
+		return 0, late
+	}
+	return float64(n-1) / last.Sub(first).Seconds(), late
+}
