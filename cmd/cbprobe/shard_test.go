@@ -207,3 +207,58 @@ func sendRate(reqs []results.Request, phase string) (float64, time.Duration) {
 	}
 	return float64(n-1) / last.Sub(first).Seconds(), late
 }
+
+func TestShardFlagsRefused(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	defer srv.Close()
+	future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "shard without start", args: []string{"attack", "--target", srv.URL, "--phases", "1/s:1s", "--shard", "0/2"}, want: "--shard needs --start-at"},
+		{name: "bad shard", args: []string{"attack", "--target", srv.URL, "--phases", "1/s:1s", "--shard", "2/2", "--start-at", future}, want: "index 2 outside 0..1"},
+		{name: "start in the past", args: []string{"attack", "--target", srv.URL, "--phases", "1/s:1s", "--start-at", "2020-01-01T00:00:00Z"}, want: "in the past"},
+		{name: "bad start", args: []string{"attack", "--target", srv.URL, "--phases", "1/s:1s", "--start-at", "soon"}, want: "not an RFC3339 time"},
+		{name: "experiment shard without target", args: []string{"experiment", "window-type", "--shard", "0/2", "--start-at", future}, want: "give its --target"},
+		{name: "merge without out", args: []string{"report", "merge", t.TempDir()}, want: "--out is required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := runCLI(context.Background(), tt.args...)
+			if code != 2 || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 saying %q", code, stderr, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseStartAt(t *testing.T) {
+	now := time.Date(2026, 12, 1, 14, 0, 29, 500_000_000, time.UTC)
+	tests := []struct {
+		name, in string
+		want     time.Time
+		wantErr  bool
+	}{
+		{name: "rfc3339", in: "2026-12-01T14:05:00Z", want: time.Date(2026, 12, 1, 14, 5, 0, 0, time.UTC)},
+		{name: "just past, within skew", in: "2026-12-01T14:00:29Z", want: time.Date(2026, 12, 1, 14, 0, 29, 0, time.UTC)},
+		{name: "past", in: "2026-12-01T14:00:00Z", wantErr: true},
+		// 14:00:29.5 + 1 s margin = 14:00:30.5: the next multiple of 30 s is 14:01:00.
+		{name: "align skips a too-close boundary", in: "align:30s", want: time.Date(2026, 12, 1, 14, 1, 0, 0, time.UTC)},
+		{name: "align minute", in: "align:1m", want: time.Date(2026, 12, 1, 14, 1, 0, 0, time.UTC)},
+		{name: "align 10s", in: "align:10s", want: time.Date(2026, 12, 1, 14, 0, 40, 0, time.UTC)},
+		{name: "align zero", in: "align:0s", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseStartAt(tt.in, now)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("parseStartAt(%q) error %v, want error %v", tt.in, err, tt.wantErr)
+			}
+			if err == nil && !got.Equal(tt.want) {
+				t.Errorf("parseStartAt(%q) = %v, want %v", tt.in, got, tt.want)
+			}
+		})
+	}
+}
