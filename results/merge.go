@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"container/heap"
+	"encoding/binary"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -51,9 +52,9 @@ type MergeStats struct {
 	// MaxPhase is the largest number of requests of one phase held for the
 	// phase's latency percentiles.
 	MaxPhase int
-	// LatencyValues is the number of distinct latencies (1 µs resolution)
-	// kept for the arm's percentiles.
-	LatencyValues int
+	// LatencyRuns is the number of sorted runs of latencies (one a phase)
+	// spilled to a temporary file for the arm's percentiles.
+	LatencyRuns int
 }
 
 // Merge merges the run directories of the shards of one plan (runs made with
@@ -548,7 +549,7 @@ func (h *streamHeap) Pop() any {
 // mergeRequests k-way merges the shards' requests by intended time into
 // path, numbering them 1..n, and counts them into arm (phase counts, first
 // rejected request, latency percentiles).
-func mergeRequests(runs []shardRun, path string, arm *Arm, st *MergeStats) error {
+func mergeRequests(runs []shardRun, path string, arm *Arm, st *MergeStats) (err error) {
 	h := make(streamHeap, 0, len(runs))
 	defer func() {
 		for _, s := range h {
@@ -591,7 +592,7 @@ func mergeRequests(runs []shardRun, path string, arm *Arm, st *MergeStats) error
 		phaseMS  []float64
 		phaseSum float64
 		closed   = map[string]bool{}
-		all      = map[time.Duration]int{}
+		spill    *latencySpill
 		allSum   float64
 		mk       = newMarker(arm.Transitions)
 	)
@@ -600,21 +601,29 @@ func mergeRequests(runs []shardRun, path string, arm *Arm, st *MergeStats) error
 		p.Sent, p.Succeeded, p.Rejected, p.Failed = 0, 0, 0, 0
 	}
 	arm.FirstRejectedRequest = 0
-	closePhase := func() {
+	spill, err = newLatencySpill(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer spill.close()
+	closePhase := func() error {
 		if curPhase == "" {
-			return
+			return nil
 		}
+		stats := latencyStats(phaseMS, phaseSum) // sorts phaseMS
 		if p := arm.Phase(curPhase); p != nil {
 			if closed[curPhase] {
 				// The phase came back after another one (not in a plan's
 				// intended order): its percentiles would miss the first part.
 				p.Latency = LatencyStats{}
 			} else {
-				p.Latency = latencyStats(phaseMS, phaseSum)
+				p.Latency = stats
 			}
 		}
 		closed[curPhase] = true
+		err := spill.add(phaseMS)
 		phaseMS, phaseSum = phaseMS[:0], 0
+		return err
 	}
 	for h.Len() > 0 {
 		s := h[0]
@@ -628,14 +637,15 @@ func mergeRequests(runs []shardRun, path string, arm *Arm, st *MergeStats) error
 		arm.Add(r)
 		mk.add(r)
 		if r.Phase != curPhase {
-			closePhase()
+			if err := closePhase(); err != nil {
+				return err
+			}
 			curPhase = r.Phase
 		}
 		ms := float64(r.Latency) / float64(time.Millisecond)
 		phaseMS = append(phaseMS, ms)
 		phaseSum += ms
 		st.MaxPhase = max(st.MaxPhase, len(phaseMS))
-		all[r.Latency]++
 		allSum += ms
 		next, ok, err := s.pop(st)
 		if err != nil {
@@ -649,10 +659,14 @@ func mergeRequests(runs []shardRun, path string, arm *Arm, st *MergeStats) error
 			heap.Pop(&h)
 		}
 	}
-	closePhase()
+	if err := closePhase(); err != nil {
+		return err
+	}
 	st.Requests = seq
-	st.LatencyValues = len(all)
-	arm.Latency = countedLatency(all, seq, allSum)
+	st.LatencyRuns = len(spill.runs)
+	if arm.Latency, err = spill.stats(seq, allSum); err != nil {
+		return err
+	}
 	st.MaxHeld = max(st.MaxHeld, mk.maxRecent)
 	// MarkRequests on the few requests the marker kept gives what it gives
 	// on them all (see marker); FirstRejectedRequest is Add's, the same.
@@ -670,30 +684,114 @@ func mergeRequests(runs []shardRun, path string, arm *Arm, st *MergeStats) error
 	return nil
 }
 
-// countedLatency is latencyStats over n latencies given as value -> count
-// (sum in milliseconds): the same nearest-rank percentiles.
-func countedLatency(counts map[time.Duration]int, n int, sum float64) LatencyStats {
-	if n == 0 {
-		return LatencyStats{}
+// latencySpill keeps the arm's latencies out of memory for its exact
+// percentiles: each phase's latencies, once sorted for the phase's own
+// percentiles, are appended to a temporary file as one sorted run, and the
+// arm's nearest-rank percentiles are read by merging the runs.
+type latencySpill struct {
+	f    *os.File
+	bw   *bufio.Writer
+	runs []latencyRun
+	size int64
+}
+
+// latencyRun is one sorted run: n float64 values (milliseconds) at off.
+type latencyRun struct{ off, n int64 }
+
+func newLatencySpill(dir string) (*latencySpill, error) {
+	f, err := os.CreateTemp(dir, ".latencies.*")
+	if err != nil {
+		return nil, &Error{Op: "write", Path: dir, Err: err}
 	}
-	keys := make([]time.Duration, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
+	return &latencySpill{f: f, bw: bufio.NewWriterSize(f, 256<<10)}, nil
+}
+
+func (l *latencySpill) add(sorted []float64) error {
+	if len(sorted) == 0 {
+		return nil
 	}
-	slices.Sort(keys)
-	at := func(q float64) float64 {
-		rank := max(0, min(int(math.Ceil(q*float64(n)))-1, n-1)) // 0-based, as quantile
-		seen := 0
-		for _, k := range keys {
-			seen += counts[k]
-			if seen > rank {
-				return float64(k) / float64(time.Millisecond)
+	var b [8]byte
+	for _, v := range sorted {
+		binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
+		if _, err := l.bw.Write(b[:]); err != nil {
+			return &Error{Op: "write", Path: l.f.Name(), Err: err}
+		}
+	}
+	l.runs = append(l.runs, latencyRun{off: l.size, n: int64(len(sorted))})
+	l.size += 8 * int64(len(sorted))
+	return nil
+}
+
+// stats merges the runs and returns what latencyStats returns for all n
+// values (sum in milliseconds): the same nearest-rank percentiles.
+func (l *latencySpill) stats(n int, sum float64) (LatencyStats, error) {
+	if n == 0 || len(l.runs) == 0 {
+		return LatencyStats{}, nil
+	}
+	if err := l.bw.Flush(); err != nil {
+		return LatencyStats{}, &Error{Op: "write", Path: l.f.Name(), Err: err}
+	}
+	type cursor struct {
+		r    *bufio.Reader
+		left int64
+		v    float64
+	}
+	next := func(c *cursor) (bool, error) {
+		if c.left == 0 {
+			return false, nil
+		}
+		var b [8]byte
+		if _, err := io.ReadFull(c.r, b[:]); err != nil {
+			return false, &Error{Op: "read", Path: l.f.Name(), Err: err}
+		}
+		c.left--
+		c.v = math.Float64frombits(binary.LittleEndian.Uint64(b[:]))
+		return true, nil
+	}
+	var cs []*cursor
+	for _, run := range l.runs {
+		c := &cursor{r: bufio.NewReaderSize(io.NewSectionReader(l.f, run.off, 8*run.n), 32<<10), left: run.n}
+		if ok, err := next(c); err != nil {
+			return LatencyStats{}, err
+		} else if ok {
+			cs = append(cs, c)
+		}
+	}
+	qs := []float64{0.50, 0.90, 0.95, 0.99}
+	ranks := make([]int, len(qs)) // 0-based, as quantile
+	for i, q := range qs {
+		ranks[i] = max(0, min(int(math.Ceil(q*float64(n)))-1, n-1))
+	}
+	vals := make([]float64, len(qs))
+	last := 0.0
+	for rank := 0; len(cs) > 0; rank++ {
+		lo := 0
+		for i, c := range cs { // few runs (one a phase): a linear scan is enough
+			if c.v < cs[lo].v {
+				lo = i
 			}
 		}
-		return float64(keys[len(keys)-1]) / float64(time.Millisecond)
+		last = cs[lo].v
+		for i, r := range ranks {
+			if r == rank {
+				vals[i] = last
+			}
+		}
+		ok, err := next(cs[lo])
+		if err != nil {
+			return LatencyStats{}, err
+		}
+		if !ok {
+			cs = slices.Delete(cs, lo, lo+1)
+		}
 	}
-	return LatencyStats{P50: at(0.50), P90: at(0.90), P95: at(0.95), P99: at(0.99),
-		Max: float64(keys[len(keys)-1]) / float64(time.Millisecond), Mean: sum / float64(n)}
+	return LatencyStats{P50: vals[0], P90: vals[1], P95: vals[2], P99: vals[3], Max: last, Mean: sum / float64(n)}, nil
+}
+
+func (l *latencySpill) close() {
+	name := l.f.Name()
+	l.f.Close()
+	os.Remove(name)
 }
 
 // marker finds, while the merged requests go by in Seq order, the requests

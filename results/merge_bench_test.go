@@ -15,17 +15,19 @@ import (
 	"time"
 )
 
-// writeBenchShards writes total requests of a two-phase plan (40 % at
-// 2000/s, 60 % at 1500/s after a pause) as n shard runs under dir, streaming:
+// writeBenchShards writes total requests of a plan of nPhases equal phases
+// at 2000/s, 1 s pauses between them, as n shard runs under dir, streaming:
 // request k of a phase goes to shard k mod n; each shard's rows are written
 // with neighbours swapped in pairs, so the merge has to reorder them.
-func writeBenchShards(b *testing.B, dir string, total, n int) []string {
+func writeBenchShards(b *testing.B, dir string, total, n, nPhases int) []string {
 	b.Helper()
 	start := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	phases := []PhaseStats{
-		{Name: "burst", Rate: 2000, Planned: total * 4 / 10},
-		{Name: "pause", Duration: 10 * time.Second},
-		{Name: "steady", Rate: 1500, Planned: total - total*4/10},
+	var phases []PhaseStats
+	for i := range nPhases {
+		if i > 0 {
+			phases = append(phases, PhaseStats{Name: fmt.Sprintf("pause%d", i), Duration: time.Second})
+		}
+		phases = append(phases, PhaseStats{Name: fmt.Sprintf("load%d", i+1), Rate: 2000, Planned: total / nPhases})
 	}
 	for i := range phases {
 		if phases[i].Rate > 0 {
@@ -137,16 +139,17 @@ func peakHeap() (stop func() uint64) {
 	}
 }
 
-// BenchmarkMerge merges shard runs of 250 k and 1 M requests in total (4
-// shards) without report.html, and reports the merge rate, the peak live
-// heap during the merge (sampled each millisecond after a GC), and what the
-// merge held: the reorder buffer, the largest phase's latencies, the
-// distinct latencies.
+// BenchmarkMerge merges 4 shard runs of 250 k and 1 M requests in total,
+// in 2 or 10 phases, without report.html, and reports the merge rate, the
+// peak live heap during the merge (sampled each millisecond after a GC), and
+// what the merge held: the reorder buffer, the largest phase's latencies,
+// the sorted latency runs (one a phase) spilled for the arm's percentiles.
 func BenchmarkMerge(b *testing.B) {
-	for _, total := range []int{250_000, 1_000_000} {
-		b.Run(fmt.Sprintf("requests=%d/shards=4", total), func(b *testing.B) {
+	for _, c := range []struct{ total, phases int }{{250_000, 2}, {1_000_000, 2}, {1_000_000, 10}} {
+		total := c.total
+		b.Run(fmt.Sprintf("requests=%d/phases=%d/shards=4", total, c.phases), func(b *testing.B) {
 			dir := b.TempDir()
-			dirs := writeBenchShards(b, filepath.Join(dir, "in"), total, 4)
+			dirs := writeBenchShards(b, filepath.Join(dir, "in"), total, 4, c.phases)
 			i := 0
 			var peak uint64
 			var st MergeStats
@@ -172,7 +175,7 @@ func BenchmarkMerge(b *testing.B) {
 			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
 			b.ReportMetric(float64(st.MaxHeld), "max-held")
 			b.ReportMetric(float64(st.MaxPhase), "max-phase")
-			b.ReportMetric(float64(st.LatencyValues), "latency-values")
+			b.ReportMetric(float64(st.LatencyRuns), "latency-runs")
 		})
 	}
 }
