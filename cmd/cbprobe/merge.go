@@ -56,7 +56,7 @@ func runMerge(g *globalOptions, o *mergeOptions, dirs []string) error {
 	if err != nil {
 		return err
 	}
-	g.logger.Debug("merged", "requests", st.Requests, "max_held", st.MaxHeld, "max_phase", st.MaxPhase, "latency_values", st.LatencyValues)
+	g.logger.Debug("merged", "requests", st.Requests, "max_held", st.MaxHeld, "max_phase", st.MaxPhase, "latency_runs", st.LatencyRuns)
 	switch {
 	case o.json:
 		if err := results.EncodeRun(g.stdout, run); err != nil {
