@@ -262,3 +262,40 @@ func TestParseStartAt(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeRefusesDifferentPlans runs two one-second shards whose phase
+// lists differ and checks that report merge refuses them (exit 2) naming
+// the phases, and writes nothing.
+func TestMergeRefusesDifferentPlans(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	defer srv.Close()
+	tmp := t.TempDir()
+	flow := filepath.Join(tmp, "get.yaml")
+	if err := os.WriteFile(flow, []byte("name: get\nsteps:\n  - name: get\n    method: GET\n    url: /\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startAt := time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)
+	dirs := []string{filepath.Join(tmp, "shard-0"), filepath.Join(tmp, "shard-1")}
+	var wg sync.WaitGroup
+	for i, phases := range []string{"4/s:500ms", "6/s:500ms"} {
+		wg.Go(func() {
+			_, stderr, code := runCLI(context.Background(), "attack", "--target", srv.URL, "--flow", flow, "--phases", phases,
+				"--shard", fmt.Sprintf("%d/2", i), "--start-at", startAt, "--out", dirs[i], "-q")
+			if code != 0 {
+				t.Errorf("shard %d: exit %d\n%s", i, code, stderr)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	out := filepath.Join(tmp, "merged")
+	_, stderr, code := runCLI(context.Background(), append([]string{"report", "merge", "--out", out}, dirs...)...)
+	if code != 2 || !strings.Contains(stderr, `phases is "phase1=4/s:500ms" in the first and "phase1=6/s:500ms" in the second`) {
+		t.Errorf("exit %d, stderr %q; want exit 2 naming the phases", code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a refused merge wrote %s", out)
+	}
+}
