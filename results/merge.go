@@ -74,7 +74,7 @@ type MergeStats struct {
 // phase's latencies (for its exact percentiles), the distinct latencies at
 // 1 µs (for the arm's) and the samples and events (which grow with the
 // run's length and polling rate, not with its requests).
-func Merge(dirs []string, opt MergeOptions) (*Run, MergeStats, error) {
+func Merge(dirs []string, opt MergeOptions) (_ *Run, _ MergeStats, err error) {
 	var st MergeStats
 	runs, err := readShardRuns(dirs)
 	if err != nil {
@@ -96,6 +96,11 @@ func Merge(dirs []string, opt MergeOptions) (*Run, MergeStats, error) {
 		}
 		return nil, st, &Error{Op: "create run directory", Path: out, Err: err}
 	}
+	defer func() {
+		if err != nil {
+			_ = os.RemoveAll(out) // made above: nothing of anyone else's is inside
+		}
+	}()
 
 	run := &Run{Schema: Schema, Experiment: first.run.Experiment, Description: first.run.Description, Tool: first.run.Tool,
 		Target: first.run.Target, Parameters: map[string]any{}, FailOn: first.run.FailOn}
@@ -199,6 +204,9 @@ func Merge(dirs []string, opt MergeOptions) (*Run, MergeStats, error) {
 	return run, st, nil
 }
 
+// maxShards is the largest shard count merge accepts.
+const maxShards = 10_000
+
 // shardRun is one shard's run.json and directory.
 type shardRun struct {
 	dir string
@@ -240,6 +248,9 @@ func readShardRuns(dirs []string) ([]shardRun, error) {
 		}
 	}
 	n := ref.run.Shard.Count
+	if n < 2 || n > maxShards {
+		return nil, &MergeError{Msg: fmt.Sprintf("%s is shard %d of %d: want 2..%d shards", ref.dir, ref.run.Shard.Index, n, maxShards)}
+	}
 	byIndex := make([]*shardRun, n)
 	for i := range runs {
 		sr := &runs[i]

@@ -326,3 +326,24 @@ func TestMarkerMatchesMarkRequests(t *testing.T) {
 		}
 	}
 }
+
+func TestMergeBadShardLeavesNothing(t *testing.T) {
+	p := testPlan()
+	dir := t.TempDir()
+	dirs, _ := writeShards(t, dir, p, 2)
+	path := filepath.Join(dirs[1], RequestsFile)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.WriteString("attack,notanumber,burst,0,,,1,200,succeeded,\n")
+	f.Close()
+	out := filepath.Join(dir, "merged")
+	_, _, err = Merge(dirs, MergeOptions{Out: out})
+	if err == nil || !strings.Contains(err.Error(), "seq") {
+		t.Fatalf("Merge error %v, want the bad seq named", err)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a failed merge left %s", out)
+	}
+}
