@@ -50,6 +50,7 @@ type schedule struct {
 	planned    int
 	dropAfter  time.Duration
 	stopped    *atomic.Bool
+	shard      Shard // slot i of this schedule is the phase's slot shard.slot(i)
 	// stall, when set (tests only), runs before the pacer looks at slot next.
 	stall func(next int)
 
@@ -64,7 +65,7 @@ type schedule struct {
 }
 
 func (s *schedule) due(i int) time.Time {
-	return s.start.Add(time.Duration(float64(i) / s.rate * float64(time.Second)))
+	return s.start.Add(time.Duration(float64(s.shard.slot(i)) / s.rate * float64(time.Second)))
 }
 
 // now is the current time on the phase's monotonic clock: start plus the
@@ -177,7 +178,7 @@ func (s *schedule) dropped(ph Phase, cutoff time.Time) drops {
 			d.untaken++
 		}
 	}
-	d.unreached = max(dueBefore(ph, s.start, cutoff)-s.next, 0)
+	d.unreached = max(s.shard.dueBefore(ph, s.start, cutoff)-s.next, 0)
 	return d
 }
 
@@ -260,6 +261,9 @@ func (e *engine) open(ctx context.Context) (Summary, error) {
 		attackers []*vegeta.Attacker
 	)
 	started := time.Now()
+	if !e.cfg.StartAt.IsZero() {
+		started = e.cfg.StartAt
+	}
 	t0 := started
 	for i, ph := range phases {
 		stats[i] = &phaseStats{}
@@ -280,8 +284,8 @@ func (e *engine) open(ctx context.Context) (Summary, error) {
 		if ph.Rate > 0 {
 			interval := time.Duration(float64(time.Second) / ph.Rate)
 			sc := &schedule{
-				start: t0, end: t0.Add(ph.Duration), rate: ph.Rate, planned: ph.Planned(),
-				dropAfter: max(e.cfg.DropAfter, interval), stopped: &e.stopped, mu: &takeMu,
+				start: t0, end: t0.Add(ph.Duration), rate: ph.Rate, planned: e.cfg.Shard.Planned(ph),
+				dropAfter: max(e.cfg.DropAfter, interval), stopped: &e.stopped, mu: &takeMu, shard: e.cfg.Shard,
 			}
 			if e.cfg.stall != nil {
 				sc.stall = func(next int) { e.cfg.stall(i, next) }
@@ -318,7 +322,7 @@ func (e *engine) open(ctx context.Context) (Summary, error) {
 	e.flows.Wait()
 	sum := Summary{Started: started}
 	for i, ph := range phases {
-		ps := stats[i].summary(ph, starts[i], ph.Planned())
+		ps := stats[i].summary(ph, starts[i], e.cfg.Shard.Planned(ph))
 		if sc := scheds[i]; sc != nil {
 			d := sc.dropped(ph, cutoff)
 			ps.Dropped = d.total()
@@ -510,9 +514,14 @@ func (e *engine) handle(ctx context.Context, r *vegeta.Result) {
 // sequential runs Users users, each doing Requests flow runs back to back.
 func (e *engine) sequential(ctx context.Context) (Summary, error) {
 	st := &phaseStats{}
+	if !e.cfg.StartAt.IsZero() && !sleepUntil(ctx, e.cfg.StartAt) {
+		return Summary{Started: e.cfg.StartAt, Ended: time.Now(), Phases: []PhaseSummary{
+			st.summary(Phase{Name: "sequential"}, e.cfg.StartAt, e.cfg.Shard.Users(e.cfg.Users)*e.cfg.Requests)}}, ctx.Err()
+	}
 	started := time.Now()
 	var wg sync.WaitGroup
-	for u := 1; u <= e.cfg.Users; u++ {
+	for j := 1; j <= e.cfg.Shard.Users(e.cfg.Users); j++ {
+		u := e.cfg.Shard.User(j)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -536,7 +545,7 @@ func (e *engine) sequential(ctx context.Context) (Summary, error) {
 	}
 	wg.Wait()
 	ph := Phase{Name: "sequential"}
-	sum := Summary{Started: started, Phases: []PhaseSummary{st.summary(ph, started, e.cfg.Users*e.cfg.Requests)}}
+	sum := Summary{Started: started, Phases: []PhaseSummary{st.summary(ph, started, e.cfg.Shard.Users(e.cfg.Users)*e.cfg.Requests)}}
 	sum.Ended = time.Now()
 	if err := ctx.Err(); err != nil {
 		return sum, err

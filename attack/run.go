@@ -82,6 +82,14 @@ type Config struct {
 	// RunID prefixes every OrderID ("<RunID>-<Seq, 6 digits>"); empty picks 6
 	// random hex digits.
 	RunID string
+	// Shard, when split, makes this Run send only its share of the plan (see
+	// Shard); Summary and Result counts and Seqs are then the shard's own.
+	Shard Shard
+	// StartAt, when not zero, is when the first phase (or the first
+	// sequential request) starts instead of at once: processes given the same
+	// StartAt send on one schedule. A StartAt in the past starts the plan
+	// then, and the sends whose time passed by more than DropAfter are dropped.
+	StartAt time.Time
 
 	// stall, when set (tests in this package only), runs in a rate phase's
 	// pacer before it looks at the phase's slot next (0-based): a test sleeps
@@ -276,6 +284,9 @@ func newEngine(cfg Config, emit func(Result)) (*engine, error) {
 	}
 	if cfg.DropAfter == 0 {
 		cfg.DropAfter = DefaultDropAfter
+	}
+	if err := cfg.Shard.check(); err != nil {
+		return nil, &ConfigError{Field: "Shard", Msg: err.Error()}
 	}
 	if cfg.MaxWorkers < 0 {
 		return nil, &ConfigError{Field: "MaxWorkers", Msg: fmt.Sprintf("negative worker cap %d", cfg.MaxWorkers)}

@@ -58,10 +58,10 @@ func (ar *armRun) analyse(p armPlan, o Options) *results.Arm {
 	// Phases in plan order, so a pause with no request still shows.
 	if len(p.phases) > 0 {
 		for _, ph := range p.phases {
-			arm.Phases = append(arm.Phases, results.PhaseStats{Name: ph.Name, Rate: ph.Rate, Duration: ph.Duration, Planned: ph.Planned()})
+			arm.Phases = append(arm.Phases, results.PhaseStats{Name: ph.Name, Rate: ph.Rate, Duration: ph.Duration, Planned: o.Shard.Planned(ph)})
 		}
 	} else {
-		arm.Phases = append(arm.Phases, results.PhaseStats{Name: "sequential", Planned: p.seq.Users * p.seq.Requests})
+		arm.Phases = append(arm.Phases, results.PhaseStats{Name: "sequential", Planned: o.Shard.Users(p.seq.Users) * p.seq.Requests})
 	}
 	out.Fill(arm)
 	if arm.Breaker == "" {

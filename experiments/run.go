@@ -94,6 +94,13 @@ type Options struct {
 	// properties and the gateway's URL, and stops it after the arm (--service);
 	// a spec's service.command is used when nil.
 	Service *service.Config
+	// Shard, when split, sends only this process's share of the arm's load
+	// (attack.Shard); it needs Target and one arm. ShardRecord is then
+	// written as run.json's shard.
+	Shard       attack.Shard
+	ShardRecord *results.Shard
+	// StartAt, when not zero, is when the arm's load starts (attack.Config.StartAt).
+	StartAt time.Time
 }
 
 // RunError is an infrastructure failure of an experiment (exit code 3).
@@ -202,6 +209,9 @@ func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	if o.Shard.Split() && (o.Target == "" || len(plans) != 1) {
+		return nil, "", &SpecError{Source: "--shard", Msg: "a split plan runs one arm against one --target (pick it with --arm)"}
+	}
 	var w *results.Writer
 	if o.Out == "" {
 		w, err = results.CreateDefault(spec.Name, time.Now().UTC())
@@ -222,6 +232,7 @@ func Run(ctx context.Context, o Options) (*results.Run, string, error) {
 		Target:      o.Target,
 		Started:     time.Now().UTC(),
 		Parameters:  runParameters(o),
+		Shard:       o.ShardRecord,
 	}
 	if err := w.Checkpoint(run); err != nil {
 		return nil, dir, err
@@ -394,6 +405,12 @@ func runParameters(o Options) map[string]any {
 	if o.ConfigPath != "" {
 		m["config"] = o.ConfigPath
 	}
+	if o.Shard.Split() {
+		m["shard"] = o.Shard.String()
+	}
+	if !o.StartAt.IsZero() {
+		m["startAt"] = o.StartAt.UTC().Format(time.RFC3339Nano)
+	}
 	if o.Spec.Traffic.Phases != "" {
 		m["phases"] = o.Spec.Traffic.Phases
 	}
@@ -537,7 +554,7 @@ func runArm(ctx context.Context, o Options, gp gatewayPlan, p armPlan, w *result
 		gw.ResetStats()
 		phaseTimers = schedulePhaseBehaviors(p, gw, o.Speed, o.Logger)
 	}
-	cfg.Attack = attack.Config{Flow: p.flow}
+	cfg.Attack = attack.Config{Flow: p.flow, Shard: o.Shard, StartAt: o.StartAt}
 	if p.seq != nil {
 		cfg.Attack.Users, cfg.Attack.Requests = p.seq.Users, p.seq.Requests
 		cfg.Attack.Think = time.Duration(float64(p.think) / o.Speed)

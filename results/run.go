@@ -54,6 +54,12 @@ type Run struct {
 	// "error", from --fail-on); "" when findings never change the verdict.
 	// See Run.FailingFindings.
 	FailOn string `json:"failOn,omitempty"`
+	// Shard says which share of a plan split over several load generators
+	// this run sent (--shard i/N); nil for a run that sent the whole plan.
+	Shard *Shard `json:"shard,omitempty"`
+	// Merged lists the shard runs `cbprobe report merge` built this run from;
+	// nil for a run that was not merged.
+	Merged *Merged `json:"merged,omitempty"`
 	// Verdict is the run's one verdict, the same in every file: VerdictPassed,
 	// VerdictFailed, VerdictInconclusive, or VerdictIncomplete for a run that
 	// did not finish. Writer sets it (see Run.Decide).

@@ -38,6 +38,7 @@ type attackOptions struct {
 	failOn   string
 	service  serviceFlags
 	svc      *service.Config // from service's flags; nil without --service
+	sharding shardFlags
 }
 
 func newAttackCommand(g *globalOptions) *cobra.Command {
@@ -96,6 +97,7 @@ work as for experiment: findings of the --fail-on severity fail the run (exit 1)
 	cmd.MarkFlagsMutuallyExclusive("phases", "users")
 	cmd.MarkFlagsMutuallyExclusive("actuator", "prometheus", "prom-api")
 	o.service.add(cmd)
+	o.sharding.add(cmd)
 	return cmd
 }
 
@@ -103,7 +105,8 @@ work as for experiment: findings of the --fail-on severity fail the run (exit 1)
 type attackPlan struct {
 	cfg    attack.Config
 	phases []results.PhaseStats
-	total  time.Duration // planned length, 0 for sequential traffic
+	total  time.Duration  // planned length, 0 for sequential traffic
+	shard  *results.Shard // nil unless --shard splits the plan
 }
 
 func (o *attackOptions) plan(g *globalOptions) (*attackPlan, error) {
@@ -111,6 +114,14 @@ func (o *attackOptions) plan(g *globalOptions) (*attackPlan, error) {
 		return nil, usageErr(errors.New("--target (or --service) is required (the base URL of the service, e.g. http://127.0.0.1:8080)"))
 	}
 	p := &attackPlan{cfg: attack.Config{Target: o.target, Timeout: o.timeout, Logger: g.logger}}
+	sh, startAt, err := o.sharding.resolve(time.Now())
+	if err != nil {
+		return nil, err
+	}
+	if sh.Split() && o.service.command != "" {
+		return nil, usageErr(errors.New("--shard splits the load on one service over several processes: give its --target, not --service"))
+	}
+	p.cfg.Shard, p.cfg.StartAt = sh, startAt
 	if o.timeout <= 0 {
 		return nil, usageErr(fmt.Errorf("--timeout: %s must be positive", o.timeout))
 	}
@@ -128,7 +139,7 @@ func (o *attackOptions) plan(g *globalOptions) (*attackPlan, error) {
 		}
 		p.cfg.Phases = phases
 		for _, ph := range phases {
-			p.phases = append(p.phases, results.PhaseStats{Name: ph.Name, Rate: ph.Rate, Duration: ph.Duration, Planned: ph.Planned()})
+			p.phases = append(p.phases, results.PhaseStats{Name: ph.Name, Rate: ph.Rate, Duration: ph.Duration, Planned: sh.Planned(ph)})
 			p.total += ph.Duration
 		}
 	case o.users > 0:
@@ -139,7 +150,7 @@ func (o *attackOptions) plan(g *globalOptions) (*attackPlan, error) {
 			return nil, usageErr(fmt.Errorf("--think: %s is negative", o.think))
 		}
 		p.cfg.Users, p.cfg.Requests, p.cfg.Think = o.users, o.requests, o.think
-		p.phases = []results.PhaseStats{{Name: "sequential", Planned: o.users * o.requests}}
+		p.phases = []results.PhaseStats{{Name: "sequential", Planned: sh.Users(o.users) * o.requests}}
 	default:
 		return nil, usageErr(errors.New("give --phases LIST (open model) or --users N --requests M (sequential)"))
 	}
@@ -152,7 +163,23 @@ func (o *attackOptions) plan(g *globalOptions) (*attackPlan, error) {
 	} else {
 		p.cfg.Flow = attack.DefaultFlow()
 	}
+	p.shard = shardRecord(sh, startAt, o.planItems(p))
 	return p, nil
+}
+
+// planItems are what makes the attack's plan, for --shard's plan identity:
+// shards whose items differ are not one plan and merge refuses them.
+func (o *attackOptions) planItems(p *attackPlan) map[string]string {
+	m := map[string]string{"experiment": "attack", "target": o.target, "timeout": o.timeout.String()}
+	if o.phases != "" {
+		m["phases"] = attack.FormatPhases(p.cfg.Phases)
+	} else {
+		m["sequential"] = fmt.Sprintf("%d users x %d requests, think %s", o.users, o.requests, o.think)
+	}
+	if o.flow != "" {
+		m["flow"] = fileDigest(o.flow)
+	}
+	return m
 }
 
 func runAttack(ctx context.Context, g *globalOptions, o *attackOptions) error {
@@ -192,6 +219,7 @@ func runAttack(ctx context.Context, g *globalOptions, o *attackOptions) error {
 		Schema: results.Schema, Experiment: "attack", Tool: currentBuildInfo().String(), Target: o.target, Started: started,
 		Description: "load from cbprobe attack (flow " + p.cfg.Flow.Name + ")",
 		Parameters:  o.parameters(p),
+		Shard:       p.shard,
 	}
 	arm := results.Arm{Name: "attack", Phases: append([]results.PhaseStats(nil), p.phases...),
 		Thresholds: results.Thresholds{FailureRate: results.Unknown, SlowCallRate: results.Unknown}}
@@ -384,6 +412,12 @@ func (o *attackOptions) parameters(p *attackPlan) map[string]any {
 	}
 	if o.metrics.config != "" {
 		m["config"] = o.metrics.config
+	}
+	if p.cfg.Shard.Split() {
+		m["shard"] = p.cfg.Shard.String()
+	}
+	if !p.cfg.StartAt.IsZero() {
+		m["startAt"] = p.cfg.StartAt.UTC().Format(time.RFC3339Nano)
 	}
 	return m
 }

@@ -7,13 +7,16 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cbprobe/cbprobe/collect"
 	"github.com/cbprobe/cbprobe/experiments"
 	"github.com/cbprobe/cbprobe/results"
 	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
 )
 
 // experimentOptions are the flags every experiment takes.
@@ -35,6 +38,7 @@ type experimentOptions struct {
 	quiet       bool
 	json        bool
 	service     serviceFlags
+	sharding    shardFlags
 }
 
 func newExperimentCommand(g *globalOptions) *cobra.Command {
@@ -173,6 +177,7 @@ func (o *experimentOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors")
 	f.BoolVar(&o.json, "json", false, "print run.json to stdout instead of the summary")
 	o.service.add(cmd)
+	o.sharding.add(cmd)
 }
 
 func runExperiment(cmd *cobra.Command, g *globalOptions, o *experimentOptions, spec *experiments.Spec) error {
@@ -196,6 +201,13 @@ func runExperiment(cmd *cobra.Command, g *globalOptions, o *experimentOptions, s
 		return err
 	}
 	headers, _ := o.metrics.header() // checked above
+	sh, startAt, err := o.sharding.resolve(time.Now())
+	if err != nil {
+		return err
+	}
+	if sh.Split() && o.target == "" {
+		return usageErr(errors.New("--shard splits the load on one service over several processes: give its --target (each shard's embedded service would be a separate breaker)"))
+	}
 	opts := experiments.Options{
 		Spec: spec, Target: o.target, PGListen: o.pgListen, Gateway: o.gateway, CallbackPrefix: o.callbackPfx, Arm: o.arm, Breaker: o.breaker,
 		Metrics: cmp.Or(o.metrics.kind, collect.KindActuator), MetricsURL: o.metrics.url, MetricsURLs: o.metrics.fleet, Selector: o.metrics.selector,
@@ -203,6 +215,14 @@ func runExperiment(cmd *cobra.Command, g *globalOptions, o *experimentOptions, s
 		Insecure: o.metrics.insecure, Interval: o.metrics.interval,
 		Seed: o.seed, Speed: o.speed, Out: o.out, Expect: o.expect, FailOn: strings.TrimPrefix(o.failOn, "none"), ConfigPath: o.metrics.config,
 		PredictRuns: o.predictRuns, Logger: g.logger, Version: currentBuildInfo().String(),
+		Shard: sh, StartAt: startAt,
+	}
+	if sh.Split() {
+		items, err := o.planItems(spec)
+		if err != nil {
+			return err
+		}
+		opts.ShardRecord = shardRecord(sh, startAt, items)
 	}
 	progress := &progressLine{w: g.stderr, color: g.colorEnabled(g.stderr)}
 	svc, err := o.service.config(cmd, g, progress)
@@ -309,4 +329,23 @@ func (p *progressLine) clear() {
 		fmt.Fprint(p.w, eraseLine)
 		p.shown = false
 	}
+}
+
+// planItems are what makes an experiment's plan, for --shard's plan
+// identity: the spec (its YAML, hashed), the arm, seed, target, flow and
+// configuration.
+func (o *experimentOptions) planItems(spec *experiments.Spec) (map[string]string, error) {
+	data, err := yaml.Marshal(spec)
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("--shard: encode the spec for its plan identity: %w", err))
+	}
+	m := map[string]string{"experiment": spec.Name, "spec": digest(data), "seed": strconv.FormatInt(o.seed, 10),
+		"arm": o.arm, "target": o.target}
+	if o.flow != "" {
+		m["flow"] = fileDigest(o.flow)
+	}
+	if o.metrics.config != "" {
+		m["config"] = fileDigest(o.metrics.config)
+	}
+	return m, nil
 }

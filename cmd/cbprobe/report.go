@@ -45,6 +45,7 @@ A-vs-B.html in the current directory; the run directories are left as they are.
 	cmd.Flags().BoolVar(&o.html, "html", false, "rewrite report.html (one run), or write a side-by-side HTML comparison (two runs)")
 	cmd.Flags().StringVar(&o.htmlOut, "html-out", "", "with --html and two runs: the comparison file (default A-vs-B.html in the current directory)")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print run.json instead of the summary")
+	cmd.AddCommand(newReportMergeCommand(g))
 	return cmd
 }
 
