@@ -21,4 +21,4 @@ fi
 echo "bench-deps: installing vegeta ${version} to ${bin}"
 # Outside the module so cbprobe's go.mod and go.sum stay untouched.
 cd "$(mktemp -d)"
-GOFLAGS= go install "github.com/tsenart/vegeta/v12@${version}"
+GOFLAGS='' go install "github.com/tsenart/vegeta/v12@${version}"
