@@ -288,7 +288,9 @@ func runRound(engine, target string, d time.Duration) (roundResult, error) {
 		if err != nil {
 			return res, err
 		}
-		sum, err := Run(ctx, Config{Target: target, Flow: flow, Client: client, Phases: []Phase{{Name: "bench", Rate: benchRate, Duration: d}}},
+		// CBPROBE_BENCH_DROP_AFTER sets Config.DropAfter (default: Run's).
+		dropAfter, _ := time.ParseDuration(os.Getenv("CBPROBE_BENCH_DROP_AFTER"))
+		sum, err := Run(ctx, Config{Target: target, Flow: flow, Client: client, DropAfter: dropAfter, Phases: []Phase{{Name: "bench", Rate: benchRate, Duration: d}}},
 			emit)
 		sink.w.Flush()
 		res.Sent, res.P99, res.P99Intended = len(lat), p99ms(lat), p99ms(latI)

@@ -122,7 +122,7 @@ if bench breaker breaker-gob ./breaker/ '^BenchmarkVsGobreaker$' -count "$count"
 		lf=$(metric breaker-gob "/$w-" lockfree_path)
 		case $lf in 1 | 1.00) desc="$desc; **cbprobe's lock-free no-op path**" ;; 0) desc="$desc; cbprobe takes its lock" ;; esac
 		row "breaker vs sony/gobreaker/v2: time ratio (cbprobe ÷ gobreaker, below 1 is faster)" "$w: $desc" \
-			"gobreaker v2 (TwoStep Allow + done; Execute in the last row), same calls, same process, 4 alternating rounds" \
+			"gobreaker v2 (TwoStep Allow + done; Execute in the last row), same calls, same process, 16 ABBA rounds (median of per-round ratios)" \
 			"$(metric breaker-gob "/$w-" ratio_vs_gobreaker) (cbprobe $(metric breaker-gob "/$w-" cbprobe_ns/call) ns, gobreaker $(metric breaker-gob "/$w-" gobreaker_ns/call) ns)" \
 			"$(check "$(hi breaker-gob "/$w-" ratio_vs_gobreaker)" '<=' 1)" breaker-gob \
 			"go test -run '^\$' -bench '^BenchmarkVsGobreaker\$' -count $count ./breaker/"
