@@ -353,11 +353,24 @@ func (r armRun) onTime() bool {
 	return r.st.Failed == 0 && r.st.Delivered == r.st.Accepted && r.st.LagMaxMs <= float64(onTimeSlop/time.Millisecond)
 }
 
-func benchRounds(b *testing.B) int { return max(b.N, 1) }
+// benchRounds is how many rounds a benchmark runs: CBPROBE_PGSIM_ROUNDS
+// (default 3) per iteration. Run with -benchtime 1x: with Nx the testing
+// package first runs one iteration and then N more.
+func benchRounds(b *testing.B) int {
+	rounds := 3
+	if s := os.Getenv("CBPROBE_PGSIM_ROUNDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			b.Fatalf("CBPROBE_PGSIM_ROUNDS=%q: want a positive integer", s)
+		}
+		rounds = n
+	}
+	return b.N * rounds
+}
 
 // BenchmarkWrkVsBare drives each arm in its own process with wrk -t1 -c16 for
 // 5 s (closed loop, the most the server answers), rotating the arms' order
-// round by round (b.N rounds; run with -benchtime 3x): pgsim as shipped
+// round by round (benchRounds: 3 by default, -benchtime 1x): pgsim as shipped
 // (zero latency and errors, callbacks on to a live receiver in this process),
 // a bare net/http handler with no callbacks, and a bare handler posting the
 // same callback after the same 1–5 s on a pooled client. After the load it
@@ -449,7 +462,8 @@ func vegetaAt(b *testing.B, vegeta, url, body string, rate int, d time.Duration)
 // accepted payment (at least 99 % of those sent) got its callback within its
 // settlement + 1 s. Per rate and arm: achieved/target, CPU per payment in µs,
 // longest lag in ms, callbacks not delivered; sustained_per_s is the highest
-// rate pgsim sustained in every round (b.N rounds; -benchtime 3x).
+// rate pgsim sustained in every round (benchRounds: 3 by default,
+// -benchtime 1x).
 func BenchmarkCallbackRate(b *testing.B) {
 	vegeta := lookTool(b, "vegeta")
 	rates := []int{1000, 2000, 3000, 4000}

@@ -20,6 +20,7 @@ count="${BENCH_COUNT:-3}"
 only="${BENCH_ONLY:-.}"
 out="${BENCH_OUT:-$(mktemp -d)}"
 mkdir -p "$out"
+export CBPROBE_PGSIM_ROUNDS="$count" # rounds inside the pgsim benchmarks
 scripts/bench-deps.sh
 gobin="$(go env GOPATH)/bin"
 export PATH="$gobin:$PATH"
@@ -79,6 +80,19 @@ lo() {
 	awk -v re="$2" -v unit="$3" '$1 ~ /^Benchmark/ && $1 ~ re {
 		for (i = 3; i <= NF; i++) if ($i == unit) { v = $(i - 1) + 0; if (n == 0 || v < m) m = v; n++ } }
 		END { if (n) print m }' "$out/$1.txt"
+}
+
+# span NAME LINE_REGEX BASE: "lo–hi" from the smallest BASE_min to the
+# largest BASE_max (benchmarks that report their own rounds' range).
+span() {
+	local a z
+	a=$(lo "$1" "$2" "$3_min")
+	z=$(hi "$1" "$2" "$3_max")
+	if [ -z "$a" ]; then echo "n/a"; return; fi
+	awk -v a="$a" -v z="$z" 'function fmt(v) { x = v < 0 ? -v : v
+		if (x >= 100) return sprintf("%.0f", v); if (x >= 10) return sprintf("%.1f", v)
+		if (x >= 1) return sprintf("%.2f", v); return sprintf("%.3g", v) }
+		BEGIN { if (fmt(a) == fmt(z)) print fmt(a); else print fmt(a) "–" fmt(z) }'
 }
 
 # check VALUE OP BUDGET: "met" / "**not met**" / "n/a".
@@ -144,21 +158,21 @@ if bench breaker breaker-replay ./breaker/conformance/ '^BenchmarkReplayAll$' -c
 fi
 
 # ---- pgsim ----
-if bench pgsim pgsim-wrk ./pgsim/ '^BenchmarkWrkVsBare$' -benchtime "${count}x" -timeout 30m; then
+if bench pgsim pgsim-wrk ./pgsim/ '^BenchmarkWrkVsBare$' -benchtime 1x -timeout 30m; then
 	row "pgsim throughput ÷ a bare handler (budget ≥ 0.8)" \
 		"wrk -t1 -c16 for 5 s (closed loop) in its own process; pgsim as shipped (zero latency and errors, settlement callbacks on to a live receiver, all awaited) in its own process" \
 		"bare net/http handler, same JSON decode and envelope, **no callbacks**, own process; arms rotated per round" \
-		"$(metric pgsim-wrk . ratio_vs_bare_min)–$(metric pgsim-wrk . ratio_vs_bare_max) (pgsim $(metric pgsim-wrk . pgsim_req/s) req/s at $(metric pgsim-wrk . pgsim_cpu_us/req) µs CPU/req; bare $(metric pgsim-wrk . bare_req/s) req/s at $(metric pgsim-wrk . bare_cpu_us/req) µs CPU/req; mean of $count rounds)" \
+		"$(span pgsim-wrk . ratio_vs_bare) (pgsim $(metric pgsim-wrk . pgsim_req/s) req/s at $(metric pgsim-wrk . pgsim_cpu_us/req) µs CPU/req; bare $(metric pgsim-wrk . bare_req/s) req/s at $(metric pgsim-wrk . bare_cpu_us/req) µs CPU/req; mean of $count rounds)" \
 		"$(check "$(lo pgsim-wrk . ratio_vs_bare_min)" '>=' 0.8)" pgsim-wrk \
-		"go test -run '^\$' -bench WrkVsBare -benchtime ${count}x ./pgsim/"
+		"go test -run '^\$' -bench WrkVsBare -benchtime 1x ./pgsim/"
 	row "pgsim throughput ÷ a bare handler doing the same callbacks" \
 		"as above" \
 		"bare handler that posts the same callback 1–5 s after each payment from its timer goroutine on one pooled client (64 idle conns), own process" \
-		"$(metric pgsim-wrk . ratio_vs_barecb_min)–$(metric pgsim-wrk . ratio_vs_barecb_max) (bare+callbacks $(metric pgsim-wrk . barecb_req/s) req/s at $(metric pgsim-wrk . barecb_cpu_us/req) µs CPU/req, callbacks not delivered $(metric pgsim-wrk . barecb_undelivered), lag max $(metric pgsim-wrk . barecb_lag_max_ms) ms; pgsim: not delivered $(metric pgsim-wrk . pgsim_undelivered), lag max $(metric pgsim-wrk . pgsim_lag_max_ms) ms)" \
+		"$(span pgsim-wrk . ratio_vs_barecb) (bare+callbacks $(metric pgsim-wrk . barecb_req/s) req/s at $(metric pgsim-wrk . barecb_cpu_us/req) µs CPU/req, callbacks not delivered $(metric pgsim-wrk . barecb_undelivered), lag max $(metric pgsim-wrk . barecb_lag_max_ms) ms; pgsim: not delivered $(metric pgsim-wrk . pgsim_undelivered), lag max $(metric pgsim-wrk . pgsim_lag_max_ms) ms)" \
 		"stated" pgsim-wrk \
-		"go test -run '^\$' -bench WrkVsBare -benchtime ${count}x ./pgsim/"
+		"go test -run '^\$' -bench WrkVsBare -benchtime 1x ./pgsim/"
 fi
-if bench pgsim pgsim-rate ./pgsim/ '^BenchmarkCallbackRate$' -benchtime "${count}x" -timeout 60m; then
+if bench pgsim pgsim-rate ./pgsim/ '^BenchmarkCallbackRate$' -benchtime 1x -timeout 60m; then
 	rates=""
 	while read -r r; do
 		rates="$rates; $r/s: sent $(metric pgsim-rate . "pgsim_${r}_achieved_min") of target (min), lag max $(metric pgsim-rate . "pgsim_${r}_lag_max_ms") ms, $(metric pgsim-rate . "pgsim_${r}_cpu_us_min")–$(metric pgsim-rate . "pgsim_${r}_cpu_us_max") µs CPU/payment (bare+callbacks: lag max $(metric pgsim-rate . "barecb_${r}_lag_max_ms") ms, not delivered $(metric pgsim-rate . "barecb_${r}_undelivered_max"))"
@@ -168,7 +182,7 @@ if bench pgsim pgsim-rate ./pgsim/ '^BenchmarkCallbackRate$' -benchtime "${count
 		"bare handler posting the same callbacks on a pooled client, interleaved at each rate" \
 		"**$(metric pgsim-rate . sustained_per_s) callbacks/s** sustained in every round${rates}" \
 		"stated" pgsim-rate \
-		"go test -run '^\$' -bench CallbackRate -benchtime ${count}x ./pgsim/"
+		"go test -run '^\$' -bench CallbackRate -benchtime 1x ./pgsim/"
 fi
 if bench pgsim pgsim-lat ./pgsim/ '^BenchmarkLatencyAccuracy$' -benchtime 1x -count "$count"; then
 	row "pgsim injected latency at 2,000 req/s: p99 of actual − intended (budget ≤ 2 ms)" \
@@ -260,16 +274,21 @@ if [[ experiments =~ $only ]]; then
 fi
 
 # ---- fault ----
-if bench fault fault ./fault/ '^Benchmark(ThroughputVsReverseProxy|AddedLatencyAt1000)$' -benchtime 1x -count "$count"; then
+if bench fault fault ./fault/ '^Benchmark(ThroughputVsReverseProxy|AddedLatencyAt1000|AddedLatencyPaired)$' -benchtime 1x -count "$count"; then
 	row "fault, no fault active: throughput ≥ 0.8× httputil.ReverseProxy" "vegeta CLI -rate=0 -workers=32 (own process), 64-byte upstream, 4 interleaved pairs of 2 s" \
 		"httputil.NewSingleHostReverseProxy with the same transport" \
 		"$(metric fault ThroughputVsReverseProxy ratio) (fault $(metric fault ThroughputVsReverseProxy fault_req/s) req/s, ReverseProxy $(metric fault ThroughputVsReverseProxy rp_req/s) req/s)" \
 		"$(check "$(lo fault ThroughputVsReverseProxy ratio)" '>=' 0.8)" fault \
 		"go test -run '^\$' -bench ThroughputVsReverseProxy -benchtime 1x -count $count ./fault/"
-	row "fault, no fault active: adds ≤ 1 ms p99 at 1,000 req/s" "vegeta CLI -rate=1000 for 3 s (own process), order rotated over 3 rounds, median of the rounds' p99" \
-		"the upstream called directly; ReverseProxy beside" \
+	row "fault, no fault active: adds ≤ 1 ms p99 at 1,000 req/s (paired)" "one vegeta CLI attack (own process) alternating request by request between direct, fault and ReverseProxy, 1,000 req/s each, 3 s, 3 rounds; p99 of each arm in the same window" \
+		"the upstream called directly in the same window; ReverseProxy beside" \
+		"added p99 $(span fault AddedLatencyPaired fault_added_p99_ms) ms (ReverseProxy $(span fault AddedLatencyPaired rp_added_p99_ms) ms; direct p99 $(span fault AddedLatencyPaired direct_p99_ms) ms); added p50 $(span fault AddedLatencyPaired fault_added_p50_ms) ms" \
+		"$(check "$(hi fault AddedLatencyPaired fault_added_p99_ms_max)" '<=' 1) in every round" fault \
+		"go test -run '^\$' -bench AddedLatencyPaired -benchtime 1x -count $count ./fault/"
+	row "fault, no fault active: adds ≤ 1 ms p99 at 1,000 req/s (separate windows)" "vegeta CLI -rate=1000 for 3 s per arm (own process), order rotated over 3 rounds, median of the rounds' p99" \
+		"the upstream called directly in its own window; ReverseProxy beside" \
 		"added p99 $(metric fault AddedLatencyAt1000 fault_added_p99_ms) ms (ReverseProxy $(metric fault AddedLatencyAt1000 rp_added_p99_ms) ms; direct p99 $(metric fault AddedLatencyAt1000 direct_p99_ms) ms); added p50 $(metric fault AddedLatencyAt1000 fault_added_p50_ms) ms" \
-		"$(check "$(hi fault AddedLatencyAt1000 fault_added_p99_ms)" '<=' 1) in every run" fault \
+		"$(check "$(hi fault AddedLatencyAt1000 fault_added_p99_ms)" '<=' 1) in every run (the windows' own noise: see the fault section)" fault \
 		"go test -run '^\$' -bench AddedLatencyAt1000 -benchtime 1x -count $count ./fault/"
 fi
 
