@@ -140,9 +140,20 @@ type bareArm struct {
 func newBareArm(callbacks bool) *bareArm {
 	return &bareArm{
 		callbacks: callbacks,
-		client:    &http.Client{Timeout: DefaultCallbackTimeout, Transport: newCallbackTransport(DefaultCallbackWorkers)},
+		client:    &http.Client{Timeout: DefaultCallbackTimeout, Transport: bareTransport()},
 		rng:       rand.New(rand.NewPCG(1, 2)),
 	}
+}
+
+// bareTransport is the baseline's pooled client: pgsim's connection settings
+// and at most as many connections as pgsim has workers, so callbacks beyond
+// them wait for a pooled connection instead of dialling one each (unbounded,
+// the baseline lost most callbacks at wrk's rate: thousands of dials at once,
+// then 5 s timeouts).
+func bareTransport() *http.Transport {
+	tr := newCallbackTransport(DefaultCallbackWorkers)
+	tr.MaxConnsPerHost = DefaultCallbackWorkers
+	return tr
 }
 
 func (a *bareArm) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -167,7 +167,7 @@ if bench pgsim pgsim-wrk ./pgsim/ '^BenchmarkWrkVsBare$' -benchtime 1x -timeout 
 		"go test -run '^\$' -bench WrkVsBare -benchtime 1x ./pgsim/"
 	row "pgsim throughput ÷ a bare handler doing the same callbacks" \
 		"as above" \
-		"bare handler that posts the same callback 1–5 s after each payment from its timer goroutine on one pooled client (64 idle conns), own process" \
+		"bare handler that posts the same callback 1–5 s after each payment from its timer goroutine on one pooled client (at most 64 connections, as pgsim's 64 workers), own process" \
 		"$(span pgsim-wrk . ratio_vs_barecb) (bare+callbacks $(metric pgsim-wrk . barecb_req/s) req/s at $(metric pgsim-wrk . barecb_cpu_us/req) µs CPU/req, callbacks not delivered $(metric pgsim-wrk . barecb_undelivered), lag max $(metric pgsim-wrk . barecb_lag_max_ms) ms; pgsim: not delivered $(metric pgsim-wrk . pgsim_undelivered), lag max $(metric pgsim-wrk . pgsim_lag_max_ms) ms)" \
 		"stated" pgsim-wrk \
 		"go test -run '^\$' -bench WrkVsBare -benchtime 1x ./pgsim/"
