@@ -407,7 +407,7 @@ func BenchmarkWrkVsBare(b *testing.B) {
 			c.stop()
 			r := armRun{reqPerS: float64(n) / d.Seconds(), cpuPerReq: float64(after.CPUNs-before.CPUNs) / float64(n) / 1e3, st: after, non2xx: non2xx}
 			runs[arm] = append(runs[arm], r)
-			b.Logf("round %d %-13s %8.0f req/s  cpu %6.1f µs/req  accepted %d delivered %d failed %d dropped %d lag max %.0f ms workers %d non-2xx %d",
+			fmt.Fprintf(os.Stderr, "round %d %-13s %8.0f req/s  cpu %6.1f µs/req  accepted %d delivered %d failed %d dropped %d lag max %.0f ms workers %d non-2xx %d\n",
 				round+1, arm, r.reqPerS, r.cpuPerReq, after.Accepted, after.Delivered, after.Failed, after.Dropped, after.LagMaxMs, after.Workers, non2xx)
 		}
 	}
@@ -530,7 +530,7 @@ func BenchmarkCallbackRate(b *testing.B) {
 				a.cpu = append(a.cpu, r.cpuPerReq)
 				a.lag = append(a.lag, after.LagMaxMs)
 				a.undelivered = append(a.undelivered, float64(after.Accepted-after.Delivered))
-				b.Logf("round %d %6d/s %-13s achieved %.4f  cpu %6.1f µs/payment  delivered %d/%d failed %d dropped %d lag max %.0f ms workers %d on time %v",
+				fmt.Fprintf(os.Stderr, "round %d %6d/s %-13s achieved %.4f  cpu %6.1f µs/payment  delivered %d/%d failed %d dropped %d lag max %.0f ms workers %d on time %v\n",
 					round+1, rate, arm, float64(after.Accepted)/want, r.cpuPerReq, after.Delivered, after.Accepted, after.Failed, after.Dropped, after.LagMaxMs, after.Workers, ok)
 			}
 		}
