@@ -6,7 +6,7 @@ STATICCHECK := $(GOBIN)/staticcheck
 FUZZTIME    ?= 3s
 BENCHTIME   ?= 1x
 
-.PHONY: build test test-deps spring-example conformance-java vet staticcheck unit fuzz bench fmt clean release-snapshot image docs
+.PHONY: build test test-deps spring-example conformance-java vet staticcheck unit fuzz bench bench-report fmt clean release-snapshot image docs
 
 build:
 	$(GO) build -buildvcs=true -o bin/cbprobe ./cmd/cbprobe
@@ -50,6 +50,11 @@ fuzz:
 bench:
 	@scripts/bench-deps.sh
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+
+## bench-report: regenerate the summary table of docs/PERFORMANCE.md on this machine (scripts/bench.sh:
+## every row with its workload, baseline, the range over BENCH_COUNT runs and the load average).
+bench-report:
+	@scripts/bench.sh
 
 ## docs: regenerate the command reference (docs/reference/cli) from the cobra commands.
 docs:

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -39,7 +40,67 @@ const (
 	benchRoundLenEnv = "CBPROBE_ATTACK_BENCH_ROUND_LEN"
 )
 
+// benchBurnEnv makes the test binary a CPU burner: that many goroutines spin
+// (GOMAXPROCS set to match) until stdin closes. CBPROBE_BENCH_BURN=N runs one
+// beside BenchmarkAttackCPU to overload the machine on purpose.
+const benchBurnEnv = "CBPROBE_ATTACK_BENCH_BURN"
+
+// burnGoroutines is CBPROBE_BENCH_BURN (0 when unset).
+func burnGoroutines(b *testing.B) int {
+	s := os.Getenv("CBPROBE_BENCH_BURN")
+	if s == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > 64 {
+		b.Fatalf("CBPROBE_BENCH_BURN=%q: want 0 to 64 spinning goroutines", s)
+	}
+	return n
+}
+
+// burn spins n goroutines until stdin closes.
+func burn(n int) {
+	runtime.GOMAXPROCS(n)
+	var stop atomic.Bool
+	for range n {
+		go func() {
+			x := uint64(1)
+			for !stop.Load() {
+				for range 1 << 16 {
+					x = x*6364136223846793005 + 1442695040888963407
+				}
+			}
+			_ = x
+		}()
+	}
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	stop.Store(true)
+}
+
+// startBurner runs the test binary as a burner of n goroutines for the rest
+// of the benchmark.
+func startBurner(b *testing.B, n int) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), benchBurnEnv+"="+strconv.Itoa(n))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("start burner: %v", err)
+	}
+	b.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Wait()
+	})
+}
+
 func TestMain(m *testing.M) {
+	if s := os.Getenv(benchBurnEnv); s != "" {
+		n, _ := strconv.Atoi(s)
+		burn(max(n, 1))
+		return
+	}
 	if os.Getenv(benchServerEnv) == "1" {
 		serveBench()
 		return
@@ -150,6 +211,22 @@ type roundResult struct {
 	CPU           time.Duration
 	OK            int
 	Late, Dropped int
+	// Sent is the number of requests that left. P99 is the 99th percentile of
+	// their latency from the moment each left, in ms (what vegeta and cbprobe
+	// both report); P99Intended is the same from each request's intended send
+	// time (its latency plus how late it left: what an open-model user sees).
+	Sent             int
+	P99, P99Intended float64
+}
+
+// p99ms is the 99th percentile (nearest rank) of xs in milliseconds; xs is
+// sorted in place.
+func p99ms(xs []time.Duration) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(xs)
+	return float64(xs[(len(xs)*99+99)/100-1]) / float64(time.Millisecond)
 }
 
 // runRound runs one engine's attack at benchRate for d against target in
@@ -170,18 +247,26 @@ func runRound(engine, target string, d time.Duration) (roundResult, error) {
 	case engineVegeta:
 		atk := vegeta.NewAttacker(vegeta.Client(client), vegeta.Timeout(DefaultTimeout))
 		tr := vegeta.NewStaticTargeter(vegeta.Target{Method: http.MethodGet, URL: target + "/"})
+		lat := make([]time.Duration, 0, int(benchRate*d.Seconds())+16)
+		latI := make([]time.Duration, 0, cap(lat))
 		runtime.GC()
 		c0, err := cpuTime()
 		if err != nil {
 			return res, err
 		}
+		// ConstantPacer's hit n (0-based Seq) is due at start + (n+1)/rate.
+		start := time.Now()
 		for r := range atk.Attack(tr, vegeta.ConstantPacer{Freq: benchRate, Per: time.Second}, d, "plain") {
 			if r.Code == 200 {
 				res.OK++
 			}
+			intended := start.Add(time.Duration(float64(r.Seq+1) / benchRate * float64(time.Second)))
+			lat = append(lat, r.Latency)
+			latI = append(latI, r.Timestamp.Add(r.Latency).Sub(intended))
 		}
 		c1, err := cpuTime()
 		res.CPU = c1 - c0
+		res.Sent, res.P99, res.P99Intended = len(lat), p99ms(lat), p99ms(latI)
 		return res, err
 	case engineCbprobe:
 		flow, err := SingleRequestFlow(http.MethodGet, "/")
@@ -189,6 +274,13 @@ func runRound(engine, target string, d time.Duration) (roundResult, error) {
 			return res, err
 		}
 		sink := newCSVSink()
+		lat := make([]time.Duration, 0, int(benchRate*d.Seconds())+16)
+		latI := make([]time.Duration, 0, cap(lat))
+		emit := func(r Result) {
+			sink.write(r)
+			lat = append(lat, r.Latency)
+			latI = append(latI, r.Sent.Add(r.Latency).Sub(r.Intended))
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		runtime.GC()
@@ -196,9 +288,12 @@ func runRound(engine, target string, d time.Duration) (roundResult, error) {
 		if err != nil {
 			return res, err
 		}
-		sum, err := Run(ctx, Config{Target: target, Flow: flow, Client: client, Phases: []Phase{{Name: "bench", Rate: benchRate, Duration: d}}},
-			sink.write)
+		// CBPROBE_BENCH_DROP_AFTER sets Config.DropAfter (default: Run's).
+		dropAfter, _ := time.ParseDuration(os.Getenv("CBPROBE_BENCH_DROP_AFTER"))
+		sum, err := Run(ctx, Config{Target: target, Flow: flow, Client: client, DropAfter: dropAfter, Phases: []Phase{{Name: "bench", Rate: benchRate, Duration: d}}},
+			emit)
 		sink.w.Flush()
+		res.Sent, res.P99, res.P99Intended = len(lat), p99ms(lat), p99ms(latI)
 		c1, cerr := cpuTime()
 		res.CPU = c1 - c0
 		if err != nil {
@@ -315,8 +410,12 @@ func BenchmarkAttackCPU(b *testing.B) {
 		}
 		return res
 	}
+	if n := burnGoroutines(b); n > 0 {
+		startBurner(b, n)
+	}
 	var a, v roundResult // totals of slot A (cbprobe) and slot B (vegeta)
 	var ratios []float64
+	var p99A, p99B, p99IA, p99IB []float64 // per round
 	for i := 0; i < b.N; i++ {
 		for r := 0; r < rounds; r++ {
 			var ra, rb roundResult
@@ -331,8 +430,11 @@ func BenchmarkAttackCPU(b *testing.B) {
 				ratios = append(ratios, ra.CPU.Seconds()/rb.CPU.Seconds())
 			}
 			if verbose {
-				b.Logf("round %d: %s %s (%d ok), %s %s (%d ok)", r, slotA, ra.CPU, ra.OK, slotB, rb.CPU, rb.OK)
+				b.Logf("round %d: %s %s (%d ok, p99 %.1f ms, from intended %.1f ms, dropped %d), %s %s (%d ok, p99 %.1f ms, from intended %.1f ms)",
+					r, slotA, ra.CPU, ra.OK, ra.P99, ra.P99Intended, ra.Dropped, slotB, rb.CPU, rb.OK, rb.P99, rb.P99Intended)
 			}
+			p99A, p99IA = append(p99A, ra.P99), append(p99IA, ra.P99Intended)
+			p99B, p99IB = append(p99B, rb.P99), append(p99IB, rb.P99Intended)
 			a.CPU, a.OK, a.Late, a.Dropped = a.CPU+ra.CPU, a.OK+ra.OK, a.Late+ra.Late, a.Dropped+ra.Dropped
 			v.CPU, v.OK = v.CPU+rb.CPU, v.OK+rb.OK
 		}
@@ -341,6 +443,9 @@ func BenchmarkAttackCPU(b *testing.B) {
 	want := float64(benchRate) * total
 	b.ReportMetric(float64(a.OK)/want, slotA+"-achieved/target")
 	b.ReportMetric(100*a.CPU.Seconds()/total, slotA+"-cpu-%")
+	b.ReportMetric(median(p99A), slotA+"-p99-ms")
+	b.ReportMetric(slices.Max(p99A), slotA+"-p99-max-ms")
+	b.ReportMetric(median(p99IA), slotA+"-p99-intended-ms")
 	if slotA == engineCbprobe {
 		b.ReportMetric(float64(a.Late)/float64(b.N), "cbprobe-late")
 		b.ReportMetric(float64(a.Dropped)/float64(b.N), "cbprobe-dropped")
@@ -352,6 +457,9 @@ func BenchmarkAttackCPU(b *testing.B) {
 		}
 		b.ReportMetric(float64(v.OK)/want, name+"-achieved/target")
 		b.ReportMetric(100*v.CPU.Seconds()/total, name+"-cpu-%")
+		b.ReportMetric(median(p99B), name+"-p99-ms")
+		b.ReportMetric(slices.Max(p99B), name+"-p99-max-ms")
+		b.ReportMetric(median(p99IB), name+"-p99-intended-ms")
 		b.ReportMetric(a.CPU.Seconds()/v.CPU.Seconds(), "cpu-ratio")
 		b.ReportMetric(median(ratios), "cpu-ratio-median")
 	}

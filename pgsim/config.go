@@ -50,7 +50,8 @@ func LoadConfigFile(path string, base Config) (Config, error) {
 //
 //	seed: 1                       # 0 = random
 //	callbackPrefix: http://localhost:8080
-//	callbackWorkers: 8
+//	callbackWorkers: 64
+//	callbackQueue: 100000
 //	callbackTimeout: 5s
 //	maxOrders: 1000000
 //	maxAttempts: 1000000

@@ -32,6 +32,8 @@ type metrics struct {
 	cbSent    prometheus.Counter
 	cbFailed  prometheus.Counter
 	cbQueued  prometheus.Gauge
+	cbDropped *prometheus.CounterVec
+	cbLag     prometheus.Histogram
 	settled   *prometheus.CounterVec
 	behaviour *prometheus.GaugeVec
 }
@@ -63,6 +65,15 @@ func newMetrics() *metrics {
 		Name: "pgsim_callbacks_queued",
 		Help: "Settlement callbacks waiting for a free callback worker.",
 	})
+	m.cbDropped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pgsim_callbacks_dropped_total",
+		Help: "Settlement callbacks never posted (also counted in pgsim_callbacks_failed_total), by reason: queue-full (the backlog was at its bound) or shutdown.",
+	}, []string{"reason"})
+	m.cbLag = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "pgsim_callback_lag_seconds",
+		Help:    "Time from a transaction's settlement (1-5 s after acceptance, after --speed) to its callback answered with a 2xx status, in seconds.",
+		Buckets: []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30},
+	})
 	m.settled = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "pgsim_settlements_total",
 		Help: "Transactions settled, by final status and reason (limit, invalid-card, approved).",
@@ -71,8 +82,11 @@ func newMetrics() *metrics {
 		Name: "pgsim_behavior",
 		Help: "Current behaviour settings: error_rate, hang_rate, reset_rate (probabilities) and slow (0 or 1).",
 	}, []string{"setting"})
-	m.reg.MustRegister(m.requests, m.injected, m.inFlight, m.cbSent, m.cbFailed, m.cbQueued, m.settled, m.behaviour,
+	m.reg.MustRegister(m.requests, m.injected, m.inFlight, m.cbSent, m.cbFailed, m.cbQueued, m.cbDropped, m.cbLag, m.settled, m.behaviour,
 		collectors.NewGoCollector())
+	for _, r := range []string{dropQueueFull, dropShutdown} {
+		m.cbDropped.WithLabelValues(r) // exported at 0 from the start
+	}
 	m.counters = make(map[[2]string]prometheus.Counter)
 	for _, e := range endpoints() {
 		for _, o := range outcomes() {

@@ -26,7 +26,7 @@ import (
 // Defaults of Config.
 const (
 	DefaultCallbackPrefix  = "http://localhost:8080" // what every callbackUrl must start with
-	DefaultCallbackWorkers = 8                       // callback goroutines (Spring's default executor size)
+	DefaultCallbackWorkers = 64                      // most callback goroutines (started on demand)
 	DefaultMaxOrders       = 1_000_000               // orderIds tracked for attempt statistics
 	DefaultMaxAttempts     = 1_000_000               // attempts kept in memory
 	DefaultCallbackTimeout = 5 * time.Second         // bound on one callback POST
@@ -43,10 +43,18 @@ type Config struct {
 	// CallbackPrefix is the prefix every callbackUrl must start with
 	// (default "http://localhost:8080", as the original).
 	CallbackPrefix string
-	// CallbackWorkers is the number of goroutines posting settlement callbacks (default 8).
+	// CallbackWorkers is the most goroutines posting settlement callbacks at
+	// once (default 64). Workers start when a callback finds none free, so the
+	// number running is about the callback rate (per second) times the
+	// receiver's answer time (seconds), and each keeps one keep-alive
+	// connection. 64 workers post on time up to 64/latency callbacks per second
+	// (6,400/s for a receiver answering in 10 ms); a fast loopback receiver is
+	// bounded by CPU first (docs/PERFORMANCE.md states the rate measured).
 	CallbackWorkers int
 	// CallbackQueue bounds the callbacks waiting for a worker (default 100,000);
-	// beyond it callbacks are dropped and counted as failed.
+	// beyond it callbacks are dropped, counted (pgsim_callbacks_dropped_total,
+	// Stats.CallbacksDropped, also in the failed count) and a warning is logged
+	// once per overflow.
 	CallbackQueue int
 	// CallbackTimeout bounds one callback POST (default 5 s; the original has none).
 	CallbackTimeout time.Duration
@@ -76,7 +84,7 @@ type Config struct {
 }
 
 // DefaultConfig returns the defaults: the field report's gateway, a random
-// seed, 8 callback workers, http://localhost:8080 as callback prefix.
+// seed, up to 64 callback workers, http://localhost:8080 as callback prefix.
 func DefaultConfig() Config {
 	return Config{
 		Behavior:        behavior.DefaultBehavior(),

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -48,7 +49,9 @@ func (s *Server) drawSettlement() (time.Duration, string, string) {
 func (s *Server) scheduleSettlement(t Transaction) {
 	delay, status, reason := s.drawSettlement()
 	key, url := t.TransactionKey, t.callbackURL
-	time.AfterFunc(s.scaled(delay), func() {
+	wait := s.scaled(delay)
+	due := time.Now().Add(wait)
+	time.AfterFunc(wait, func() {
 		if s.closed.Load() {
 			return
 		}
@@ -64,63 +67,112 @@ func (s *Server) scheduleSettlement(t Transaction) {
 			reasonLabel = "invalid-card"
 		}
 		s.metrics.settled.WithLabelValues(status, reasonLabel).Inc()
-		s.callbacks.enqueue(url, callbackBody{
+		s.callbacks.enqueue(callbackJob{url: url, due: due, body: callbackBody{
 			TransactionKey: settled.TransactionKey, OrderID: settled.OrderID, CardType: settled.CardType,
 			CardNo: settled.CardNo, Amount: settled.Amount, Status: settled.Status, Reason: settled.Reason,
-		})
+		}})
 	})
 }
 
+// callbackJob is one settlement callback: where, what, and when the
+// settlement was due (the callback's lag counts from then).
 type callbackJob struct {
 	url  string
+	due  time.Time
 	body callbackBody
 }
 
-// callbackPool posts callbacks with a fixed number of workers and a bounded queue.
-type callbackPool struct {
-	mu      sync.Mutex
-	cond    *sync.Cond
-	queue   []callbackJob
-	head    int
-	max     int
-	closing bool
-	wg      sync.WaitGroup
+// Reasons a callback is dropped (label of pgsim_callbacks_dropped_total).
+const (
+	dropQueueFull = "queue-full" // the backlog was at Config.CallbackQueue
+	dropShutdown  = "shutdown"   // the server closed before a worker took it
+)
 
-	ctx     context.Context
-	cancel  context.CancelFunc
-	client  *http.Client
-	metrics *metrics
-	logger  *slog.Logger
+// callbackPool posts callbacks from a bounded backlog with at most maxWorkers
+// goroutines. Workers start on demand (when the backlog holds more callbacks
+// than idle workers), so the number running follows the rate times the
+// receiver's latency (Little's law) up to maxWorkers, and each keeps one
+// keep-alive connection: the transport keeps maxWorkers idle connections per
+// host, so at a steady rate no callback dials.
+type callbackPool struct {
+	mu         sync.Mutex
+	cond       *sync.Cond
+	queue      []callbackJob
+	head       int
+	max        int  // backlog bound (Config.CallbackQueue)
+	maxWorkers int  // Config.CallbackWorkers
+	workers    int  // started
+	idle       int  // waiting for a job
+	full       bool // the backlog overflowed since it was last empty (warning logged)
+	closing    bool
+	wg         sync.WaitGroup
+
+	ctx       context.Context
+	cancel    context.CancelFunc
+	client    *http.Client
+	transport *http.Transport
+	metrics   *metrics
+	logger    *slog.Logger
 
 	statsMu sync.Mutex
 	sent    int64
 	failed  int64
 	dropped int64
+	lagMax  time.Duration
+}
+
+// newCallbackTransport is the callbacks' connection pool: one idle keep-alive
+// connection per worker and host, HTTP/1.1, no proxy (callbacks go to the
+// service under test, usually on loopback).
+func newCallbackTransport(workers int) *http.Transport {
+	return &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        workers,
+		MaxIdleConnsPerHost: workers,
+		IdleConnTimeout:     90 * time.Second,
+	}
 }
 
 func newCallbackPool(workers, maxQueue int, timeout time.Duration, m *metrics, logger *slog.Logger) *callbackPool {
 	ctx, cancel := context.WithCancel(context.Background())
+	tr := newCallbackTransport(workers)
 	p := &callbackPool{
-		max: maxQueue, ctx: ctx, cancel: cancel, metrics: m, logger: logger,
-		client: &http.Client{Timeout: timeout},
+		max: maxQueue, maxWorkers: workers, ctx: ctx, cancel: cancel, metrics: m, logger: logger,
+		transport: tr, client: &http.Client{Timeout: timeout, Transport: tr},
 	}
 	p.cond = sync.NewCond(&p.mu)
-	for range workers {
-		p.wg.Add(1)
-		go p.work()
-	}
 	return p
 }
 
-func (p *callbackPool) enqueue(url string, body callbackBody) {
+// enqueue queues job, starting a worker when none is free and fewer than
+// maxWorkers run. A full backlog drops the job, counts it and logs a warning
+// the first time in each overflow (re-armed when the backlog empties).
+func (p *callbackPool) enqueue(job callbackJob) {
 	p.mu.Lock()
-	if p.closing || len(p.queue)-p.head >= p.max {
+	if p.closing {
 		p.mu.Unlock()
-		p.count(false, true)
+		p.drop(dropShutdown, 1)
 		return
 	}
-	p.queue = append(p.queue, callbackJob{url: url, body: body})
+	if len(p.queue)-p.head >= p.max {
+		warn := !p.full
+		p.full = true
+		workers := p.workers
+		p.mu.Unlock()
+		p.drop(dropQueueFull, 1)
+		if warn {
+			p.logger.Warn("pgsim callback backlog full: dropping callbacks until it drains (counted in pgsim_callbacks_dropped_total); the receiver is slower than the settlement rate: raise --callback-workers or callbackQueue, or lower the rate",
+				"queue", p.max, "workers", workers, "maxWorkers", p.maxWorkers)
+		}
+		return
+	}
+	p.queue = append(p.queue, job)
 	p.metrics.cbQueued.Inc()
+	if len(p.queue)-p.head > p.idle && p.workers < p.maxWorkers {
+		p.workers++
+		p.wg.Add(1)
+		go p.work()
+	}
 	p.mu.Unlock()
 	p.cond.Signal()
 }
@@ -131,11 +183,20 @@ func (p *callbackPool) depth() int {
 	return len(p.queue) - p.head
 }
 
+// running returns the number of workers started so far.
+func (p *callbackPool) running() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.workers
+}
+
 func (p *callbackPool) next() (callbackJob, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for len(p.queue)-p.head == 0 && !p.closing {
+		p.idle++
 		p.cond.Wait()
+		p.idle--
 	}
 	if p.closing {
 		return callbackJob{}, false
@@ -145,6 +206,7 @@ func (p *callbackPool) next() (callbackJob, bool) {
 	p.head++
 	if p.head == len(p.queue) {
 		p.queue, p.head = p.queue[:0], 0
+		p.full = false
 	} else if p.head > 1024 && p.head*2 > len(p.queue) {
 		p.queue = append(p.queue[:0], p.queue[p.head:]...)
 		p.head = 0
@@ -164,7 +226,7 @@ func (p *callbackPool) work() {
 		if err != nil {
 			p.logger.Debug("pgsim callback failed", "url", job.url, "transactionKey", job.body.TransactionKey, "err", err)
 		}
-		p.count(err == nil, false)
+		p.done(err == nil, time.Since(job.due))
 	}
 }
 
@@ -190,28 +252,39 @@ func (p *callbackPool) post(job callbackJob) error {
 	return nil
 }
 
-func (p *callbackPool) count(ok, dropped bool) {
+// done counts one posted callback; lag is the time from its settlement to
+// the end of the post.
+func (p *callbackPool) done(ok bool, lag time.Duration) {
 	p.statsMu.Lock()
 	if ok {
 		p.sent++
+		p.lagMax = max(p.lagMax, lag)
 	} else {
 		p.failed++
-		if dropped {
-			p.dropped++
-		}
 	}
 	p.statsMu.Unlock()
 	if ok {
 		p.metrics.cbSent.Inc()
+		p.metrics.cbLag.Observe(lag.Seconds())
 	} else {
 		p.metrics.cbFailed.Inc()
 	}
 }
 
-func (p *callbackPool) counts() (sent, failed, dropped int64) {
+// drop counts n callbacks never posted (also counted as failed).
+func (p *callbackPool) drop(reason string, n int) {
+	p.statsMu.Lock()
+	p.failed += int64(n)
+	p.dropped += int64(n)
+	p.statsMu.Unlock()
+	p.metrics.cbFailed.Add(float64(n))
+	p.metrics.cbDropped.WithLabelValues(reason).Add(float64(n))
+}
+
+func (p *callbackPool) counts() (sent, failed, dropped int64, lagMax time.Duration) {
 	p.statsMu.Lock()
 	defer p.statsMu.Unlock()
-	return p.sent, p.failed, p.dropped
+	return p.sent, p.failed, p.dropped, p.lagMax
 }
 
 // close stops the workers; queued callbacks are dropped (counted as failed)
@@ -223,9 +296,9 @@ func (p *callbackPool) close(ctx context.Context) {
 	p.queue, p.head = nil, 0
 	p.mu.Unlock()
 	p.cond.Broadcast()
-	for range left {
-		p.metrics.cbQueued.Dec()
-		p.count(false, true)
+	p.metrics.cbQueued.Sub(float64(left))
+	if left > 0 {
+		p.drop(dropShutdown, left)
 	}
 	done := make(chan struct{})
 	go func() { p.wg.Wait(); close(done) }()
@@ -236,4 +309,5 @@ func (p *callbackPool) close(ctx context.Context) {
 		<-done
 	}
 	p.cancel()
+	p.transport.CloseIdleConnections()
 }

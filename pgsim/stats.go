@@ -33,11 +33,17 @@ type Stats struct {
 	CallbacksSent    int64 `json:"callbacksSent"`
 	CallbacksFailed  int64 `json:"callbacksFailed"`
 	CallbacksDropped int64 `json:"callbacksDropped"`
+	// CallbackWorkers is the number of callback workers started so far (they
+	// start on demand, up to Config.CallbackWorkers).
+	CallbackWorkers int `json:"callbackWorkers"`
+	// CallbackLagMaxMs is the longest time, in milliseconds, from a
+	// transaction's settlement to its callback answered with a 2xx status.
+	CallbackLagMaxMs float64 `json:"callbackLagMaxMs"`
 }
 
 // Stats returns a snapshot.
 func (s *Server) Stats() Stats {
-	sent, failed, dropped := s.callbacks.counts()
+	sent, failed, dropped, lagMax := s.callbacks.counts()
 	return Stats{
 		Started:          s.started,
 		Seed:             s.seed,
@@ -50,6 +56,8 @@ func (s *Server) Stats() Stats {
 		CallbacksSent:    sent,
 		CallbacksFailed:  failed,
 		CallbacksDropped: dropped,
+		CallbackWorkers:  s.callbacks.running(),
+		CallbackLagMaxMs: float64(lagMax) / float64(time.Millisecond),
 	}
 }
 
