@@ -78,7 +78,7 @@ lognormal:median=200ms,p99=1s, list:100ms,150ms,900ms.`,
 	f.Int64Var(&o.seed, "seed", 0, "random seed; the same seed and request order give the same outcomes (0 = random)")
 	f.StringVar(&o.logPath, "log", "", "append every payment attempt as a JSON line to this file")
 	f.StringVar(&o.callbackPrefix, "callback-prefix", def.CallbackPrefix, "prefix every callbackUrl must start with")
-	f.IntVar(&o.callbackWorkers, "callback-workers", def.CallbackWorkers, "goroutines posting settlement callbacks")
+	f.IntVar(&o.callbackWorkers, "callback-workers", def.CallbackWorkers, "at most this many goroutines post settlement callbacks (started as the backlog needs them)")
 	f.Float64Var(&o.speed, "speed", 1, "time compression: >1 divides every injected latency and settlement delay")
 	f.StringVar(&o.controlToken, "control-token", "", "require this token in the "+pgsim.ControlTokenHeader+" header of /__pgsim/ requests (needed for the control API when --listen is not a loopback address)")
 	f.IntVar(&o.maxConns, "max-conns", pgsim.DefaultMaxConns, "most simultaneous client connections; more wait until one closes")
