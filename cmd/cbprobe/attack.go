@@ -383,13 +383,6 @@ func (o *attackOptions) thresholds() (collect.Thresholds, string, error) {
 	return experiments.ConfigThresholds(f), s.BreakerName, nil
 }
 
-func checkURL(flag, s string) error {
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usageErr(fmt.Errorf("%s: %q is not an http(s) URL", flag, s))
-	}
-	return nil
-}
 
 // parameters records the flags in run.json.
 func (o *attackOptions) parameters(p *attackPlan) map[string]any {
