@@ -51,9 +51,10 @@ bench:
 	@scripts/bench-deps.sh
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 
-## docs: regenerate the command reference (docs/reference/cli) from the cobra commands.
+## docs: regenerate the command reference (docs/reference/cli) from the cobra commands, and
+## every marked example output in README.md and docs/ (see docs/development.md).
 docs:
-	$(GO) test ./cmd/cbprobe -run '^TestCLIReferenceUpToDate$$' -count=1 -update-cli-docs
+	$(GO) test ./cmd/cbprobe -run '^(TestCLIReferenceUpToDate|TestDocExamples)$$' -count=1 -update-cli-docs -update-doc-examples
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
