@@ -7,11 +7,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/cbprobe/cbprobe/demo"
 	"github.com/cbprobe/cbprobe/internal/docexamples"
 )
 
@@ -31,11 +34,18 @@ const defaultExampleDir = "docs/testdata"
 //
 //   - a deterministic example (predict, lint, breaker replay, experiment show,
 //     usage errors) must match byte for byte;
-//   - a timing example (experiment runs, attack, watch; marked timing, run at
-//     --speed 20 where it takes long) must match by docexamples.Shape: the
+//   - a timing example (experiment runs, attack, watch; marked timing) is
+//     run with its test-args (e.g. --speed 10, so the check takes seconds)
+//     and must match by its command lines and docexamples.Shape: the
 //     unindented lines and table headers with every number masked, so a
 //     heading, column or exit code that changed is seen, while the rows that
-//     vary with the machine's load are not compared.
+//     vary with the machine's load are not compared. `make docs` runs it as
+//     shown and rewrites it only when its shape changed, so a rerun leaves
+//     no diff.
+//
+// A block marked example-file must hold that file of docs/testdata.
+// A `$ cbprobe` block without a marker fails too, unless an exemption
+// (<!-- example-exempt: REASON -->) says why it cannot be generated.
 //
 // Either way a stale block fails with "run `make docs`", which rewrites every
 // block (-update-doc-examples).
@@ -55,17 +65,58 @@ func TestDocExamples(t *testing.T) {
 		if err != nil {
 			t.Fatalf("parse examples: %v", err)
 		}
+		for _, line := range doc.Unmarked {
+			t.Errorf("%s:%d: a `$ cbprobe` block without a marker: generate it (<!-- example: ARGS --> on the line before its fence, then `make docs`) or say why not (<!-- example-exempt: REASON -->)", file, line)
+		}
 		if len(doc.Examples) == 0 {
 			continue
 		}
 		bodies := make([]string, len(doc.Examples))
+		ran := true
 		for i, ex := range doc.Examples {
 			total++
-			t.Run(strings.ReplaceAll(file, "/", "_")+":"+strconv.Itoa(ex.Line), func(t *testing.T) {
+			bodies[i] = ex.Body // kept when -run leaves the example out
+			ran = t.Run(strings.ReplaceAll(file, "/", "_")+":"+strconv.Itoa(ex.Line), func(t *testing.T) {
+				if ex.File != "" {
+					data, err := os.ReadFile(filepath.Join(repo, defaultExampleDir, ex.File))
+					if err != nil {
+						t.Fatalf("%s:%d: the example shows %s: %v", file, ex.Line, ex.File, err)
+					}
+					bodies[i] = string(data)
+					if bodies[i] != ex.Body && !*updateDocExamples {
+						t.Errorf("%s:%d: the block differs from %s/%s; run `make docs`", file, ex.Line, defaultExampleDir, ex.File)
+					}
+					return
+				}
 				var body strings.Builder
+				work := exampleWorkDir(t, repo, ex)
+				t.Chdir(work)
+				demoAddr := ""
+				if ex.Demo {
+					// Checking, the demo runs 10 times faster (with the timing
+					// example's test-args), so the check takes seconds.
+					speed := 1.0
+					if ex.Timing && !*updateDocExamples {
+						speed = 10
+					}
+					demoAddr = startDocDemo(t, speed)
+				}
+				var background sync.WaitGroup
+				defer background.Wait()
 				for _, c := range ex.Commands {
-					out, code := runDocExample(t, repo, c)
-					if code != 0 && !c.Opts.Exit {
+					args := c.Args
+					if ex.Timing && !*updateDocExamples {
+						args = append(append([]string{}, args...), c.Opts.TestArgs...)
+					}
+					if c.Opts.Background {
+						background.Go(func() { runDocExample(demoAddr, c, args) })
+						continue
+					}
+					out, code := runDocExample(demoAddr, c, args)
+					// A timing example's expectations depend on the machine's load:
+					// when checking, one that failed (exit 1) still has its shape.
+					loadDependent := ex.Timing && !*updateDocExamples && code == exitExpectation
+					if code != exitOK && !c.Opts.Exit && !loadDependent {
 						t.Fatalf("%s:%d: `cbprobe %s` exited %d (mark it [exit] to show the code):\n%s", file, ex.Line, c.Shown, code, out)
 					}
 					body.WriteString(c.Render(out, code))
@@ -79,9 +130,9 @@ func TestDocExamples(t *testing.T) {
 					t.Errorf("%s:%d: the example differs from what `cbprobe %s` prints now; run `make docs`\n--- in the docs:\n%s--- printed now:\n%s",
 						file, ex.Line, ex.Commands[0].Shown, ex.Body, bodies[i])
 				}
-			})
+			}) && ran
 		}
-		if *updateDocExamples && !t.Failed() {
+		if *updateDocExamples && ran {
 			if err := os.WriteFile(filepath.Join(repo, file), doc.Rewrite(bodies), 0o644); err != nil {
 				t.Fatalf("write %s: %v", file, err)
 			}
@@ -141,22 +192,26 @@ func docMarkdownFiles(t *testing.T, repo string) []string {
 	return files
 }
 
-// runDocExample runs `cbprobe ARGS --color never` in a temporary copy of the
-// example's directory (beside links to the repository's top-level folders) and returns what it wrote to stdout and stderr, in the
-// order written, with an error line as main prints it, and its exit code.
-func runDocExample(t *testing.T, repo string, c docexamples.Command) (string, int) {
+// docDemoAddr is the address an example's arguments name for the reference
+// service (cbprobe demo's default); startDocDemo's real address replaces it.
+const docDemoAddr = "127.0.0.1:8080"
+
+// exampleWorkDir is the working directory of an example's commands: a copy of
+// its dir= (default docs/testdata), beside links to the repository's top-level
+// folders, so that an example can name examples/spring-commerce/... or
+// breaker/conformance/... as a reader in a clone would.
+func exampleWorkDir(t *testing.T, repo string, ex docexamples.Example) string {
 	t.Helper()
-	src := c.Opts.Dir
-	if src == "" {
-		src = defaultExampleDir
+	src := defaultExampleDir
+	for _, c := range ex.Commands {
+		if c.Opts.Dir != "" {
+			src = c.Opts.Dir
+		}
 	}
 	work := t.TempDir()
 	if err := os.CopyFS(work, os.DirFS(filepath.Join(repo, src))); err != nil {
-		t.Fatalf("copy %s for `cbprobe %s`: %v", src, c.Shown, err)
+		t.Fatalf("copy %s for the example at line %d: %v", src, ex.Line, err)
 	}
-	// The repository's top-level folders, so that an example can name
-	// examples/spring-commerce/... or breaker/conformance/... as a reader in a
-	// clone would.
 	top, err := os.ReadDir(repo)
 	if err != nil {
 		t.Fatal(err)
@@ -169,16 +224,62 @@ func runDocExample(t *testing.T, repo string, c docexamples.Command) (string, in
 			t.Fatalf("link %s/: %v", e.Name(), err)
 		}
 	}
-	t.Chdir(work)
+	return work
+}
+
+// startDocDemo starts the reference service as `cbprobe demo --seed 1 --speed
+// speed` does, on a free loopback port, for the rest of the test, and returns
+// its address.
+func startDocDemo(t *testing.T, speed float64) string {
+	t.Helper()
+	svc, err := demo.New(demo.Config{Seed: 1, Speed: speed, EmbeddedGateway: true}, nil)
+	if err != nil {
+		t.Fatalf("demo.New: %v", err)
+	}
+	if err := svc.Start(context.Background(), "127.0.0.1:0"); err != nil {
+		t.Fatalf("demo start: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := svc.Close(ctx); err != nil {
+			t.Errorf("demo close: %v", err)
+		}
+	})
+	return strings.TrimPrefix(svc.URL(), "http://")
+}
+
+// runDocExample runs `cbprobe args --color never` (c's arguments, with its
+// test-args when checking) in the working directory, against the demo at
+// demoAddr when c is marked demo, and returns what it wrote to stdout and stderr, in the order
+// written, with an error line as main prints it, and its exit code.
+func runDocExample(demoAddr string, c docexamples.Command, args []string) (string, int) {
+	if c.Opts.Demo {
+		args = slices.Clone(args)
+		for i := range args {
+			args[i] = strings.ReplaceAll(args[i], docDemoAddr, demoAddr)
+		}
+	}
 	var out lockedBuffer
 	root := newRootCommand(&out, &out)
-	root.SetArgs(append(append([]string{}, c.Args...), "--color", "never"))
+	root.SetArgs(append(slices.Clone(args), "--color", "never"))
 	ctx := context.Background()
-	err = root.ExecuteContext(ctx)
+	if c.Opts.Interrupt > 0 { // cancelled as main's first Ctrl-C cancels it
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		stop := time.AfterFunc(c.Opts.Interrupt, cancel)
+		defer stop.Stop()
+		defer cancel()
+	}
+	err := root.ExecuteContext(ctx)
 	if err != nil && !isSilent(err) {
 		out.WriteString("cbprobe: " + err.Error() + "\n")
 	}
-	return out.String(), exitCode(ctx, err)
+	text := out.String()
+	if c.Opts.Demo {
+		text = strings.ReplaceAll(text, demoAddr, docDemoAddr)
+	}
+	return text, exitCode(ctx, err)
 }
 
 // lockedBuffer is a bytes.Buffer that stdout and stderr writers of several

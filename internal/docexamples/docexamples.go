@@ -25,7 +25,32 @@
 //   - exit shows the exit code: the command line gets `; echo "exit $?"`
 //     and the output an "exit N" line; without it the command must exit 0;
 //   - timing marks output that depends on timing (experiment runs, attack,
-//     watch): it is compared by Shape, not byte for byte.
+//     watch): it is compared by Shape, not byte for byte;
+//   - demo runs the command while the reference service (cbprobe demo
+//     --seed 1, embedded gateway) listens on a free port: 127.0.0.1:8080 in
+//     the arguments is that address, and the address in the output is shown
+//     as 127.0.0.1:8080; one service serves all of an example's commands;
+//   - interrupt=DURATION cancels the command after DURATION, as Ctrl-C does;
+//   - hide runs the command (to prepare the next one, in the same working
+//     directory) without showing it;
+//   - background runs the command, hidden, while the next ones run (e.g.
+//     traffic for a watch); the example waits for it before it ends;
+//   - test-args='ARGS' are appended to the command when the test checks a
+//     timing example (e.g. '--speed 10', so that the check is fast), not
+//     when `make docs` generates it.
+//
+// A file an example reads can be shown too, checked against the file in
+// docs/testdata (the block holds the file's text):
+//
+//	<!-- example-file: flow.yaml -->
+//	```yaml
+//	...
+//	```
+//
+// A block whose first line starts with "$ cbprobe " and has no marker must
+// say why it is not generated, on the line before its fence:
+//
+//	<!-- example-exempt: needs a JDK and the Spring example's jar -->
 //
 // An excerpt (head, match or blocks) is marked with "# excerpt" on its
 // command line, and "..." stands for every run of lines left out.
@@ -37,6 +62,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Options are a marker's options; see the package documentation.
@@ -54,6 +80,17 @@ type Options struct {
 	Exit bool
 	// Timing marks output that depends on timing, compared by Shape.
 	Timing bool
+	// Demo runs the command against the reference service.
+	Demo bool
+	// Interrupt, when above 0, cancels the command after that long.
+	Interrupt time.Duration
+	// Hide runs the command without showing it.
+	Hide bool
+	// Background runs the command, hidden, while the next ones run.
+	Background bool
+	// TestArgs are appended to the command's arguments when a test checks a
+	// timing example, not when the docs are generated.
+	TestArgs []string
 }
 
 // Excerpted reports whether the options keep only part of the output.
@@ -75,8 +112,15 @@ func (c Command) Heading() string {
 	if c.Opts.Exit {
 		h += `; echo "exit $?"`
 	}
+	var notes []string
+	if c.Opts.Interrupt > 0 {
+		notes = append(notes, "Ctrl-C after "+c.Opts.Interrupt.String())
+	}
 	if c.Opts.Excerpted() {
-		h += "    # excerpt"
+		notes = append(notes, "excerpt")
+	}
+	if len(notes) > 0 {
+		h += "    # " + strings.Join(notes, "; ")
 	}
 	return h
 }
@@ -85,6 +129,9 @@ func (c Command) Heading() string {
 // output cut as the options say, then "exit N" when Opts.Exit is set. output
 // is what the command printed and code its exit code.
 func (c Command) Render(output string, code int) string {
+	if c.Opts.Hide {
+		return ""
+	}
 	var b strings.Builder
 	b.WriteString(c.Heading())
 	b.WriteByte('\n')
@@ -105,6 +152,11 @@ type Example struct {
 	Body string
 	// Timing is set when any command is marked timing.
 	Timing bool
+	// Demo is set when any command is marked demo.
+	Demo bool
+	// File, for an example-file marker, is the file the block shows (a path
+	// relative to docs/testdata); such an example has no Commands.
+	File string
 
 	open, close int // 0-based line indexes of the opening and closing fences
 }
@@ -113,42 +165,98 @@ type Example struct {
 type Doc struct {
 	// Examples are its marked blocks, in order.
 	Examples []Example
+	// Unmarked are the 1-based lines of the opening fences of the blocks that start with
+	// "$ cbprobe " but have neither a marker nor an exemption.
+	Unmarked []int
 	lines    []string
 }
 
-const markerPrefix = "<!-- example"
+const (
+	markerPrefix = "<!-- example:"
+	optsPrefix   = "<!-- example["
+	exemptPrefix = "<!-- example-exempt:"
+	filePrefix   = "<!-- example-file:"
+)
+
+// isMarker reports whether line is an example marker (not an exemption or a file).
+func isMarker(line string) bool {
+	return strings.HasPrefix(line, markerPrefix) || strings.HasPrefix(line, optsPrefix)
+}
+
+// fileMarker returns the file an example-file marker names.
+func fileMarker(line string) (string, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), filePrefix)
+	if !ok {
+		return "", false
+	}
+	rest, ok = strings.CutSuffix(rest, "-->")
+	return strings.TrimSpace(rest), ok && strings.TrimSpace(rest) != ""
+}
 
 // Parse finds the marked blocks of a Markdown file; name is used in errors.
 // A marker not followed by a fenced block, or one it cannot read, is an error.
 func Parse(name string, src []byte) (*Doc, error) {
 	d := &Doc{lines: strings.SplitAfter(string(src), "\n")}
 	for i := 0; i < len(d.lines); i++ {
-		if !strings.HasPrefix(d.lines[i], markerPrefix) {
+		if strings.HasPrefix(d.lines[i], "```") {
+			// an unmarked block: skip it, noting it when it shows a cbprobe command
+			start := i
+			for i++; i < len(d.lines) && !strings.HasPrefix(d.lines[i], "```"); i++ {
+			}
+			if start+1 < len(d.lines) && strings.HasPrefix(d.lines[start+1], "$ cbprobe ") &&
+				(start == 0 || !strings.HasPrefix(d.lines[start-1], exemptPrefix)) {
+				d.Unmarked = append(d.Unmarked, start+1)
+			}
+			continue
+		}
+		if file, ok := fileMarker(d.lines[i]); ok {
+			ex := Example{Line: i + 1, File: file}
+			if err := d.readBlock(name, i+1, &ex); err != nil {
+				return nil, err
+			}
+			i = ex.close
+			d.Examples = append(d.Examples, ex)
+			continue
+		}
+		if !isMarker(d.lines[i]) {
+			if strings.HasPrefix(d.lines[i], "<!-- example") && !strings.HasPrefix(d.lines[i], exemptPrefix) {
+				return nil, fmt.Errorf("%s:%d: want a colon: <!-- example[OPTIONS]: ARGS --> or <!-- example-exempt: REASON -->", name, i+1)
+			}
 			continue
 		}
 		ex := Example{Line: i + 1}
-		for ; i < len(d.lines) && strings.HasPrefix(d.lines[i], markerPrefix); i++ {
+		for ; i < len(d.lines) && isMarker(d.lines[i]); i++ {
 			c, err := parseMarker(strings.TrimRight(d.lines[i], "\r\n"))
 			if err != nil {
 				return nil, fmt.Errorf("%s:%d: %w", name, i+1, err)
 			}
 			ex.Commands = append(ex.Commands, c)
 			ex.Timing = ex.Timing || c.Opts.Timing
+			ex.Demo = ex.Demo || c.Opts.Demo
 		}
-		if i >= len(d.lines) || !strings.HasPrefix(d.lines[i], "```") {
-			return nil, fmt.Errorf("%s:%d: an example marker must be followed by a fenced block (```)", name, ex.Line)
+		if err := d.readBlock(name, i, &ex); err != nil {
+			return nil, err
 		}
-		ex.open = i
-		for i++; i < len(d.lines) && !strings.HasPrefix(d.lines[i], "```"); i++ {
-			ex.Body += d.lines[i]
-		}
-		if i >= len(d.lines) {
-			return nil, fmt.Errorf("%s:%d: the example's fenced block is not closed", name, ex.Line)
-		}
-		ex.close = i
+		i = ex.close
 		d.Examples = append(d.Examples, ex)
 	}
 	return d, nil
+}
+
+// readBlock reads the fenced block that starts at line index i into ex.
+func (d *Doc) readBlock(name string, i int, ex *Example) error {
+	if i >= len(d.lines) || !strings.HasPrefix(d.lines[i], "```") {
+		return fmt.Errorf("%s:%d: an example marker must be followed by a fenced block (```)", name, ex.Line)
+	}
+	ex.open = i
+	for i++; i < len(d.lines) && !strings.HasPrefix(d.lines[i], "```"); i++ {
+		ex.Body += d.lines[i]
+	}
+	if i >= len(d.lines) {
+		return fmt.Errorf("%s:%d: the example's fenced block is not closed", name, ex.Line)
+	}
+	ex.close = i
+	return nil
 }
 
 // Rewrite returns the file with each example's body replaced by bodies[i]
@@ -169,7 +277,7 @@ func (d *Doc) Rewrite(bodies []string) []byte {
 
 // parseMarker reads `<!-- example[OPTIONS]: ARGS -->`.
 func parseMarker(line string) (Command, error) {
-	rest := strings.TrimPrefix(line, markerPrefix)
+	rest := strings.TrimPrefix(line, "<!-- example")
 	rest, ok := strings.CutSuffix(strings.TrimSpace(rest), "-->")
 	if !ok {
 		return Command{}, fmt.Errorf("marker %q: want <!-- example[OPTIONS]: ARGS -->", line)
@@ -229,8 +337,22 @@ func parseOptions(s string) (Options, error) {
 			o.Exit = true
 		case "timing":
 			o.Timing = true
+		case "demo":
+			o.Demo = true
+		case "hide":
+			o.Hide = true
+		case "background":
+			o.Background, o.Hide = true, true
+		case "interrupt":
+			if o.Interrupt, err = time.ParseDuration(val); err != nil || o.Interrupt <= 0 {
+				return o, fmt.Errorf("interrupt=%q: want a duration above 0", val)
+			}
+		case "test-args":
+			if o.TestArgs, err = Split(val); err != nil {
+				return o, fmt.Errorf("test-args: %w", err)
+			}
 		default:
-			return o, fmt.Errorf("unknown option %q (want head=N, match=RE, blocks=RE, dir=PATH, exit, timing)", w)
+			return o, fmt.Errorf("unknown option %q (want head=N, match=RE, blocks=RE, dir=PATH, exit, timing, demo, interrupt=D, hide, background, test-args=ARGS)", w)
 		}
 	}
 	return o, nil
@@ -359,7 +481,9 @@ var (
 // give its structure, with every number masked. A line counts when it starts
 // in the first column (command lines, headings such as "findings", "arm ...",
 // "Run directory: ...") or, indented, is a table header (its first word is
-// "phase" or "PHASE"); in it, except in an "exit N" line, every number (digits, with "." or ":"
+// "phase" or "PHASE"), except the "warning: ..." and "note: ..." lines that
+// depend on the machine's load and timing (the load generator fell behind, a
+// first scrape before any traffic); in it, except in an "exit N" line, every number (digits, with "." or ":"
 // between them) becomes "N" and every run of blanks one space. Everything
 // else (rows, rates, transitions, findings' text) varies from run to run with
 // the machine's load and is not compared.
@@ -367,7 +491,7 @@ func Shape(s string) string {
 	var b strings.Builder
 	for _, l := range strings.Split(s, "\n") {
 		t := strings.TrimSpace(l)
-		if t == "" || t == "..." {
+		if t == "" || t == "..." || strings.HasPrefix(l, "warning: ") || strings.HasPrefix(l, "note: ") {
 			continue
 		}
 		first, _, _ := strings.Cut(t, " ")

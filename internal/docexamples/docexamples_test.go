@@ -135,3 +135,59 @@ func TestShape(t *testing.T) {
 		})
 	}
 }
+
+func TestParseUnmarked(t *testing.T) {
+	src := "```\n$ cbprobe lint a.yml\nout\n```\n<!-- example-exempt: needs a JDK -->\n```\n$ cbprobe experiment run x.yaml\n```\n```yaml\nname: x\n```\n<!-- example[timing test-args='--speed 10']: experiment retry -->\n```\n$ cbprobe experiment retry\n```\n"
+	d, err := Parse("f.md", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(d.Unmarked, []int{1}) {
+		t.Errorf("Unmarked = %v, want [1]: the exempt block and the yaml block are not unmarked examples", d.Unmarked)
+	}
+	if len(d.Examples) != 1 || !slices.Equal(d.Examples[0].Commands[0].Opts.TestArgs, []string{"--speed", "10"}) {
+		t.Errorf("examples = %+v, want one with test-args --speed 10", d.Examples)
+	}
+}
+
+func TestShapeIgnoresLoadWarnings(t *testing.T) {
+	a := "arm x\n  phase rate\nRun directory: d\n"
+	b := "arm x\n  phase rate\nwarning: arm x: the load generator fell behind: 0 of 115 planned requests were dropped\nRun directory: d\n"
+	if Shape(a) != Shape(b) {
+		t.Errorf("a load warning changes the shape:\n%s---\n%s", Shape(a), Shape(b))
+	}
+}
+
+func TestRenderOptions(t *testing.T) {
+	d, err := Parse("f.md", []byte("<!-- example[hide demo]: attack --out r -->\n<!-- example[interrupt=3s exit head=1]: attack --out r -->\n```\n```\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := d.Examples[0]
+	if !ex.Demo {
+		t.Error("Demo not set by a demo command")
+	}
+	if got := ex.Commands[0].Render("out\n", 0); got != "" {
+		t.Errorf("a hidden command renders %q, want nothing", got)
+	}
+	want := "$ cbprobe attack --out r; echo \"exit $?\"    # Ctrl-C after 3s; excerpt\na\n...\nexit 130\n"
+	if got := ex.Commands[1].Render("a\nb\n", 130); got != want {
+		t.Errorf("Render = %q, want %q", got, want)
+	}
+}
+
+func TestParseFile(t *testing.T) {
+	d, err := Parse("f.md", []byte("<!-- example-file: flow.yaml -->\n```yaml\nname: x\n```\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Examples) != 1 || d.Examples[0].File != "flow.yaml" || d.Examples[0].Body != "name: x\n" || len(d.Examples[0].Commands) != 0 {
+		t.Fatalf("examples = %+v, want one showing flow.yaml", d.Examples)
+	}
+	if got := string(d.Rewrite([]string{"name: y\n"})); got != "<!-- example-file: flow.yaml -->\n```yaml\nname: y\n```\n" {
+		t.Errorf("Rewrite = %q", got)
+	}
+	if _, err := Parse("f.md", []byte("<!-- example-file: flow.yaml -->\ntext\n")); err == nil {
+		t.Error("an example-file marker without a block is not an error")
+	}
+}
