@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -128,8 +129,12 @@ func TestDocExamples(t *testing.T) {
 					return
 				}
 				if !*updateDocExamples {
-					t.Errorf("%s:%d: the example differs from what `cbprobe %s` prints now; run `make docs`\n--- in the docs:\n%s--- printed now:\n%s",
-						file, ex.Line, ex.Commands[0].Shown, ex.Body, bodies[i])
+					what := "the example differs from"
+					if ex.Timing {
+						what = fmt.Sprintf("the example's shape (%s) differs from that of", firstDiff(docexamples.Shape(ex.Body), docexamples.Shape(bodies[i])))
+					}
+					t.Errorf("%s:%d: %s what `cbprobe %s` prints now; run `make docs`\n--- in the docs:\n%s--- printed now:\n%s",
+						file, ex.Line, what, ex.Commands[0].Shown, ex.Body, bodies[i])
 				}
 			}) && ran
 		}
@@ -153,6 +158,24 @@ func exampleStale(ex docexamples.Example, now string) bool {
 		return now != ex.Body
 	}
 	return docexamples.Shape(now) != docexamples.Shape(ex.Body) || commandLines(now) != commandLines(ex.Body)
+}
+
+// firstDiff describes the first line where two texts differ.
+func firstDiff(was, now string) string {
+	a, b := strings.Split(was, "\n"), strings.Split(now, "\n")
+	for i := 0; i < len(a) || i < len(b); i++ {
+		var x, y string
+		if i < len(a) {
+			x = a[i]
+		}
+		if i < len(b) {
+			y = b[i]
+		}
+		if x != y {
+			return fmt.Sprintf("line %d: %q in the docs, %q now", i+1, x, y)
+		}
+	}
+	return "same shape, other command lines"
 }
 
 // commandLines are the "$ cbprobe" lines of a block.

@@ -481,7 +481,7 @@ var (
 // give its structure, with every number masked. A line counts when it starts
 // in the first column (command lines, headings such as "findings", "arm ...",
 // "Run directory: ...") or, indented, is a table header (its first word is
-// "phase" or "PHASE"), except the "warning: ..." and "note: ..." lines that
+// "phase" or "PHASE" and it holds no number), except the "warning: ..." and "note: ..." lines that
 // depend on the machine's load and timing (the load generator fell behind, a
 // first scrape before any traffic); in it, except in an "exit N" line, every number (digits, with "." or ":"
 // between them) becomes "N" and every run of blanks one space. Everything
@@ -496,7 +496,7 @@ func Shape(s string) string {
 		}
 		first, _, _ := strings.Cut(t, " ")
 		if l[0] == ' ' || l[0] == '\t' {
-			if first != "phase" && first != "PHASE" {
+			if first != "phase" && first != "PHASE" || number.MatchString(t) {
 				continue
 			}
 		}

@@ -121,6 +121,9 @@ func TestShape(t *testing.T) {
 	if Shape(a) != Shape(b) {
 		t.Errorf("runs differing only in numbers and rows have different shapes:\n%s\n---\n%s", Shape(a), Shape(b))
 	}
+	if row := strings.Replace(a, "  +0.6s", "  phase 1 (x) success share: 20% inconclusive\n  +0.6s", 1); Shape(a) != Shape(row) {
+		t.Errorf("an indented row that starts with \"phase\" and holds numbers is not a table header:\n%s", Shape(row))
+	}
 	cases := []struct{ name, other string }{
 		{"a heading gone", strings.Replace(a, "arm retry-3", "  arm retry-3", 1)},
 		{"a table column renamed", strings.Replace(a, "planned", "intended", 1)},
