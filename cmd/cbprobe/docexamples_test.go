@@ -19,7 +19,10 @@ import (
 	"github.com/cbprobe/cbprobe/internal/docexamples"
 )
 
-var updateDocExamples = flag.Bool("update-doc-examples", false, "rewrite the marked example blocks of README.md and docs/ from the commands' output")
+var (
+	updateDocExamples = flag.Bool("update-doc-examples", false, "rewrite the marked example blocks of README.md and docs/ that are stale")
+	rerunDocExamples  = flag.Bool("rerun-doc-examples", false, "with -update-doc-examples, rewrite every timing example from a fresh run, not only those whose shape changed")
+)
 
 // repoRoot is the repository root, relative to this package's directory.
 const repoRoot = "../.."
@@ -40,7 +43,9 @@ const defaultExampleDir = "docs/testdata"
 //     and must match by its command lines and docexamples.Shape: the
 //     unindented lines and table headers with every number masked, so a
 //     heading, column or exit code that changed is seen, while the rows that
-//     vary with the machine's load are not compared. `make docs` runs it as
+//     vary with the machine's load are not compared, nor is the verdict
+//     (an expectation failed, exit 1, or a run made inconclusive, exit 3,
+//     by a loaded machine). `make docs` runs it as
 //     shown and rewrites it only when its shape changed, so a rerun leaves
 //     no diff.
 //
@@ -114,9 +119,10 @@ func TestDocExamples(t *testing.T) {
 						continue
 					}
 					out, code := runDocExample(demoAddr, c, args)
-					// A timing example's expectations depend on the machine's load:
-					// when checking, one that failed (exit 1) still has its shape.
-					loadDependent := ex.Timing && !*updateDocExamples && code == exitExpectation
+					// A timing example's verdict depends on the machine's load: when
+					// checking, a run whose expectation failed (exit 1) or that a
+					// loaded machine made inconclusive (exit 3) still has its shape.
+					loadDependent := ex.Timing && !*updateDocExamples && (code == exitExpectation || code == exitInfrastructure)
 					interrupted := c.Opts.Interrupt > 0 && code == exitInterrupted
 					if code != exitOK && !c.Opts.Exit && !loadDependent && !interrupted {
 						t.Fatalf("%s:%d: `cbprobe %s` exited %d (mark it [exit] to show the code):\n%s", file, ex.Line, c.Shown, code, out)
@@ -124,7 +130,7 @@ func TestDocExamples(t *testing.T) {
 					body.WriteString(c.Render(out, code))
 				}
 				bodies[i] = body.String()
-				if !exampleStale(ex, bodies[i]) {
+				if !exampleStale(ex, bodies[i]) && !(*updateDocExamples && *rerunDocExamples) {
 					bodies[i] = ex.Body // a timing example keeps its numbers while its shape holds
 					return
 				}

@@ -473,25 +473,41 @@ func Excerpt(output string, o Options) string {
 }
 
 var (
-	number = regexp.MustCompile(`[0-9]+([.:][0-9]+)*`)
-	blanks = regexp.MustCompile(`\s+`)
+	number  = regexp.MustCompile(`[0-9]+([.:][0-9]+)*`)
+	blanks  = regexp.MustCompile(`\s+`)
+	columns = regexp.MustCompile(`\s{2,}`)
 )
+
+// verdictDependent reports whether an unindented line is one whose presence
+// depends on the machine's load rather than on the command: a warning that
+// the load generator fell behind, a note (e.g. a first scrape before any
+// traffic), or main's report of an inconclusive run and its fix.
+func verdictDependent(l string) bool {
+	for _, p := range []string{"warning: ", "note: ", "cbprobe: inconclusive", "cbprobe: fix: "} {
+		if strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	return false
+}
 
 // Shape is what a timing-dependent example is checked by: the lines that
 // give its structure, with every number masked. A line counts when it starts
 // in the first column (command lines, headings such as "findings", "arm ...",
 // "Run directory: ...") or, indented, is a table header (its first word is
-// "phase" or "PHASE" and it holds no number), except the "warning: ..." and "note: ..." lines that
-// depend on the machine's load and timing (the load generator fell behind, a
-// first scrape before any traffic); in it, except in an "exit N" line, every number (digits, with "." or ":"
-// between them) becomes "N" and every run of blanks one space. Everything
-// else (rows, rates, transitions, findings' text) varies from run to run with
-// the machine's load and is not compared.
+// "phase" or "PHASE" and it holds no number), except the lines whose presence
+// depends on the machine's load (see verdictDependent). In a line that
+// counts, every number (digits, with "." or ":" between them) but an exit
+// code becomes "N", every run of blanks one space, and the status of the
+// summary's first line ("cbprobe retry  complete  12.4s": complete,
+// inconclusive, ...) "STATUS", since a loaded machine makes a run
+// inconclusive. Everything else (rows, rates, transitions, findings' text)
+// varies from run to run with the machine's load and is not compared.
 func Shape(s string) string {
 	var b strings.Builder
 	for _, l := range strings.Split(s, "\n") {
 		t := strings.TrimSpace(l)
-		if t == "" || t == "..." || strings.HasPrefix(l, "warning: ") || strings.HasPrefix(l, "note: ") {
+		if t == "" || t == "..." || verdictDependent(l) {
 			continue
 		}
 		first, _, _ := strings.Cut(t, " ")
@@ -502,6 +518,13 @@ func Shape(s string) string {
 		}
 		if !strings.HasPrefix(t, "exit ") {
 			t = number.ReplaceAllString(t, "N")
+		}
+		if strings.HasPrefix(l, "cbprobe ") {
+			// the summary's first line: "cbprobe NAME  STATUS  [target URL  ]DURATION"
+			if f := columns.Split(t, -1); len(f) >= 2 {
+				f[1] = "STATUS"
+				t = strings.Join(f, "  ")
+			}
 		}
 		b.WriteString(blanks.ReplaceAllString(t, " "))
 		b.WriteByte('\n')

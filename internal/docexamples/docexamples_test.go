@@ -117,9 +117,14 @@ func TestExcerpt(t *testing.T) {
 
 func TestShape(t *testing.T) {
 	a := "$ cbprobe experiment retry --speed 20\ncbprobe retry  complete  1.4s\n\narm retry-3  breaker X\n  phase  rate  planned\n  sequential  40  40  11 (27.5%)\n  +0.6s CLOSED → OPEN\nRun directory: cbprobe-results/retry-20261201T131500Z\nexit 1\n"
-	b := "$ cbprobe experiment retry --speed 20\ncbprobe retry complete 2.01s\narm retry-3  breaker X\n  phase  rate   planned\n  sequential  40  38  9 (23.5%)\n  +1.6s CLOSED → OPEN\n  +11.6s OPEN → HALF_OPEN\nRun directory: cbprobe-results/retry-20261201T140000Z\nexit 1\n"
+	b := "$ cbprobe experiment retry --speed 20\ncbprobe retry  complete  2.01s\narm retry-3  breaker X\n  phase  rate   planned\n  sequential  40  38  9 (23.5%)\n  +1.6s CLOSED → OPEN\n  +11.6s OPEN → HALF_OPEN\nRun directory: cbprobe-results/retry-20261201T140000Z\nexit 1\n"
 	if Shape(a) != Shape(b) {
 		t.Errorf("runs differing only in numbers and rows have different shapes:\n%s\n---\n%s", Shape(a), Shape(b))
+	}
+	inconclusive := strings.Replace(a, "complete  1.4s", "inconclusive (the run finished, but cbprobe could not observe enough to decide)  9.4s", 1) +
+		"cbprobe: inconclusive: arm retry-3: breaker never observed\ncbprobe: fix: set --breaker\n"
+	if Shape(a) != Shape(inconclusive) {
+		t.Errorf("a run made inconclusive by the load has another shape:\n%s---\n%s", Shape(a), Shape(inconclusive))
 	}
 	if row := strings.Replace(a, "  +0.6s", "  phase 1 (x) success share: 20% inconclusive\n  +0.6s", 1); Shape(a) != Shape(row) {
 		t.Errorf("an indented row that starts with \"phase\" and holds numbers is not a table header:\n%s", Shape(row))
@@ -128,7 +133,7 @@ func TestShape(t *testing.T) {
 		{"a heading gone", strings.Replace(a, "arm retry-3", "  arm retry-3", 1)},
 		{"a table column renamed", strings.Replace(a, "planned", "intended", 1)},
 		{"another exit code", strings.Replace(a, "exit 1", "exit 0", 1)},
-		{"a word changed", strings.Replace(a, "complete", "incomplete", 1)},
+		{"a word changed", strings.Replace(a, "breaker X", "breaker Y", 1)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
