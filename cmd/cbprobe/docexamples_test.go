@@ -39,7 +39,7 @@ const defaultExampleDir = "docs/testdata"
 //   - a deterministic example (predict, lint, breaker replay, experiment show,
 //     usage errors) must match byte for byte;
 //   - a timing example (experiment runs, attack, watch; marked timing) is
-//     run with its test-args (e.g. --speed 10, so the check takes seconds)
+//     run with its test-args (e.g. --speed 20, so the check takes seconds)
 //     and must match by its command lines and docexamples.Shape: the
 //     unindented lines and table headers with every number masked, so a
 //     heading, column or exit code that changed is seen, while the rows that
@@ -62,6 +62,10 @@ func TestDocExamples(t *testing.T) {
 	}
 	files := docMarkdownFiles(t, repo)
 	total := 0
+	// Outputs of plain commands (no demo, hide, background or interrupt)
+	// by their arguments and directory: README.md and docs/guides show the
+	// same experiment, which is run once.
+	cache := map[string]docRun{}
 	for _, file := range files {
 		src, err := os.ReadFile(filepath.Join(repo, file))
 		if err != nil {
@@ -118,7 +122,16 @@ func TestDocExamples(t *testing.T) {
 						background.Go(func() { runDocExample(demoAddr, c, args) })
 						continue
 					}
-					out, code := runDocExample(demoAddr, c, args)
+					key := c.Opts.Dir + "\x00" + strings.Join(args, "\x00")
+					plain := !c.Opts.Demo && !c.Opts.Hide && c.Opts.Interrupt == 0
+					run, ok := cache[key]
+					if !ok || !plain {
+						run.out, run.code = runDocExample(demoAddr, c, args)
+						if plain {
+							cache[key] = run
+						}
+					}
+					out, code := run.out, run.code
 					// A timing example's verdict depends on the machine's load: when
 					// checking, a run whose expectation failed (exit 1) or that a
 					// loaded machine made inconclusive (exit 3) still has its shape.
@@ -220,6 +233,12 @@ func docMarkdownFiles(t *testing.T, repo string) []string {
 		t.Fatalf("list docs: %v", err)
 	}
 	return files
+}
+
+// docRun is what a command printed and its exit code.
+type docRun struct {
+	out  string
+	code int
 }
 
 // docDemoAddr is the address an example's arguments name for the reference
