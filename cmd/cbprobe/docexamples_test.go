@@ -53,8 +53,9 @@ const defaultExampleDir = "docs/testdata"
 // A `$ cbprobe` block without a marker fails too, unless an exemption
 // (<!-- example-exempt: REASON -->) says why it cannot be generated.
 //
-// Either way a stale block fails with "run `make docs`", which rewrites every
-// block (-update-doc-examples).
+// Either way a stale block fails with "run `make docs`", which rewrites the
+// stale blocks (-update-doc-examples; with -rerun-doc-examples every timing
+// block too).
 func TestDocExamples(t *testing.T) {
 	repo, err := filepath.Abs(repoRoot) // examples change the working directory
 	if err != nil {
@@ -98,51 +99,7 @@ func TestDocExamples(t *testing.T) {
 					}
 					return
 				}
-				var body strings.Builder
-				work := exampleWorkDir(t, repo, ex)
-				t.Chdir(work)
-				demoAddr := ""
-				if ex.Demo {
-					// Checking, the demo runs 10 times faster (with the timing
-					// example's test-args), so the check takes seconds.
-					speed := 1.0
-					if ex.Timing && !*updateDocExamples {
-						speed = 10
-					}
-					demoAddr = startDocDemo(t, speed)
-				}
-				var background sync.WaitGroup
-				defer background.Wait()
-				for _, c := range ex.Commands {
-					args := c.Args
-					if ex.Timing && !*updateDocExamples {
-						args = append(append([]string{}, args...), c.Opts.TestArgs...)
-					}
-					if c.Opts.Background {
-						background.Go(func() { runDocExample(demoAddr, c, args) })
-						continue
-					}
-					key := c.Opts.Dir + "\x00" + strings.Join(args, "\x00")
-					plain := !c.Opts.Demo && !c.Opts.Hide && c.Opts.Interrupt == 0
-					run, ok := cache[key]
-					if !ok || !plain {
-						run.out, run.code = runDocExample(demoAddr, c, args)
-						if plain {
-							cache[key] = run
-						}
-					}
-					out, code := run.out, run.code
-					// A timing example's verdict depends on the machine's load: when
-					// checking, a run whose expectation failed (exit 1) or that a
-					// loaded machine made inconclusive (exit 3) still has its shape.
-					loadDependent := ex.Timing && !*updateDocExamples && (code == exitExpectation || code == exitInfrastructure)
-					interrupted := c.Opts.Interrupt > 0 && code == exitInterrupted
-					if code != exitOK && !c.Opts.Exit && !loadDependent && !interrupted {
-						t.Fatalf("%s:%d: `cbprobe %s` exited %d (mark it [exit] to show the code):\n%s", file, ex.Line, c.Shown, code, out)
-					}
-					body.WriteString(c.Render(out, code))
-				}
-				bodies[i] = body.String()
+				bodies[i] = renderExample(t, repo, file, ex, cache)
 				if !exampleStale(ex, bodies[i]) && !(*updateDocExamples && *rerunDocExamples) {
 					bodies[i] = ex.Body // a timing example keeps its numbers while its shape holds
 					return
@@ -166,6 +123,58 @@ func TestDocExamples(t *testing.T) {
 	if total < 30 {
 		t.Errorf("found %d marked examples in %d Markdown files; the docs hold more (is the marker spelt <!-- example: ARGS -->?)", total, len(files))
 	}
+}
+
+// renderExample runs an example's commands, as TestDocExamples describes,
+// and returns the block's text; a command's output is taken from cache when
+// the same plain command already ran.
+func renderExample(t *testing.T, repo, file string, ex docexamples.Example, cache map[string]docRun) string {
+	t.Helper()
+	var body strings.Builder
+	work := exampleWorkDir(t, repo, ex)
+	t.Chdir(work)
+	demoAddr := ""
+	if ex.Demo {
+		// Checking, the demo runs 10 times faster (with the timing
+		// example's test-args), so the check takes seconds.
+		speed := 1.0
+		if ex.Timing && !*updateDocExamples {
+			speed = 10
+		}
+		demoAddr = startDocDemo(t, speed)
+	}
+	var background sync.WaitGroup
+	defer background.Wait()
+	for _, c := range ex.Commands {
+		args := c.Args
+		if ex.Timing && !*updateDocExamples {
+			args = append(append([]string{}, args...), c.Opts.TestArgs...)
+		}
+		if c.Opts.Background {
+			background.Go(func() { runDocExample(demoAddr, c, args) })
+			continue
+		}
+		key := c.Opts.Dir + "\x00" + strings.Join(args, "\x00")
+		plain := !c.Opts.Demo && !c.Opts.Hide && c.Opts.Interrupt == 0
+		run, ok := cache[key]
+		if !ok || !plain {
+			run.out, run.code = runDocExample(demoAddr, c, args)
+			if plain {
+				cache[key] = run
+			}
+		}
+		out, code := run.out, run.code
+		// A timing example's verdict depends on the machine's load: when
+		// checking, a run whose expectation failed (exit 1) or that a
+		// loaded machine made inconclusive (exit 3) still has its shape.
+		loadDependent := ex.Timing && !*updateDocExamples && (code == exitExpectation || code == exitInfrastructure)
+		interrupted := c.Opts.Interrupt > 0 && code == exitInterrupted
+		if code != exitOK && !c.Opts.Exit && !loadDependent && !interrupted {
+			t.Fatalf("%s:%d: `cbprobe %s` exited %d (mark it [exit] to show the code):\n%s", file, ex.Line, c.Shown, code, out)
+		}
+		body.WriteString(c.Render(out, code))
+	}
+	return body.String()
 }
 
 // exampleStale reports whether a block differs from the output printed now:
