@@ -20,8 +20,9 @@
 //   - match=REGEXP keeps the lines that match;
 //   - blocks=REGEXP keeps the paragraphs (runs of non-blank lines) whose
 //     first line matches;
-//   - dir=PATH runs the command in a copy of PATH (relative to the
-//     repository; default docs/testdata), so the files it names are there;
+//   - dir=PATH runs the example's commands in a copy of PATH (relative to
+//     the repository; default docs/testdata), so the files they name are
+//     there; all commands of an example share one working directory;
 //   - exit shows the exit code: the command line gets `; echo "exit $?"`
 //     and the output an "exit N" line; without it the command must exit 0;
 //   - timing marks output that depends on timing (experiment runs, attack,
@@ -36,7 +37,7 @@
 //   - background runs the command, hidden, while the next ones run (e.g.
 //     traffic for a watch); the example waits for it before it ends;
 //   - test-args='ARGS' are appended to the command when the test checks a
-//     timing example (e.g. '--speed 10', so that the check is fast), not
+//     timing example (e.g. '--speed 20', so that the check is fast), not
 //     when `make docs` generates it.
 //
 // A file an example reads can be shown too, checked against the file in
@@ -74,7 +75,7 @@ type Options struct {
 	// Blocks keeps only the paragraphs whose first line it matches; nil keeps all.
 	Blocks *regexp.Regexp
 	// Dir is the folder, relative to the repository root, whose copy is the
-	// command's working directory; empty means docs/testdata.
+	// example's working directory; empty means docs/testdata.
 	Dir string
 	// Exit shows the command's exit code after its output.
 	Exit bool
