@@ -6,7 +6,7 @@ STATICCHECK := $(GOBIN)/staticcheck
 FUZZTIME    ?= 3s
 BENCHTIME   ?= 1x
 
-.PHONY: build test test-deps spring-example conformance-java vet staticcheck unit fuzz bench bench-report fmt clean release-snapshot image docs
+.PHONY: build test test-deps spring-example conformance-java vet staticcheck unit fuzz bench bench-report fmt clean release-snapshot image docs docs-rerun
 
 build:
 	$(GO) build -buildvcs=true -o bin/cbprobe ./cmd/cbprobe
@@ -56,9 +56,15 @@ bench:
 bench-report:
 	@scripts/bench.sh
 
-## docs: regenerate the command reference (docs/reference/cli) from the cobra commands.
+## docs: regenerate the command reference (docs/reference/cli) from the cobra commands, and
+## every marked example output in README.md and docs/ (see docs/development.md).
+## (A timing example is rewritten only when its shape changed; docs-rerun rewrites them all
+## from fresh runs, e.g. after the wording of an indented line changed.)
 docs:
-	$(GO) test ./cmd/cbprobe -run '^TestCLIReferenceUpToDate$$' -count=1 -update-cli-docs
+	$(GO) test ./cmd/cbprobe -run '^(TestCLIReferenceUpToDate|TestDocExamples)$$' -count=1 -timeout 20m -update-cli-docs -update-doc-examples
+
+docs-rerun:
+	$(GO) test ./cmd/cbprobe -run '^(TestCLIReferenceUpToDate|TestDocExamples)$$' -count=1 -timeout 20m -update-cli-docs -update-doc-examples -rerun-doc-examples
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

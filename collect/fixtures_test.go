@@ -6,19 +6,13 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-)
 
-// sharedDir is the reference folder; CBPROBE_SHARED_DIR overrides it.
-func sharedDir() string {
-	if d := os.Getenv("CBPROBE_SHARED_DIR"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "..", "shared")
-}
+	"github.com/cbprobe/cbprobe/internal/testref"
+)
 
 func fixture(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(sharedDir(), "reference", "fixtures", name))
+	b, err := os.ReadFile(filepath.Join(testref.FixturesDir(t), name))
 	if err != nil {
 		t.Fatalf("read fixture: %v", err)
 	}

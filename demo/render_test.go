@@ -12,18 +12,15 @@ import (
 	"time"
 
 	"github.com/cbprobe/cbprobe/breaker"
+	"github.com/cbprobe/cbprobe/internal/testref"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-// fixturePath finds a file of the shared reference fixtures (CBPROBE_SHARED_DIR overrides ../../shared).
+// fixturePath finds a file of the shared reference fixtures (package testref).
 func fixturePath(t *testing.T, name string) string {
 	t.Helper()
-	dir := os.Getenv("CBPROBE_SHARED_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared")
-	}
-	return filepath.Join(dir, "reference", "fixtures", name)
+	return filepath.Join(testref.FixturesDir(t), name)
 }
 
 func readFixture(t *testing.T, name string) []byte {

@@ -2,30 +2,22 @@ package conformance
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
-)
 
-// conformanceDir is the folder of vectors: CBPROBE_CONFORMANCE_DIR, else the
-// shared folder beside the repository.
-func conformanceDir() string {
-	if d := os.Getenv("CBPROBE_CONFORMANCE_DIR"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "..", "..", "shared", "conformance")
-}
+	"github.com/cbprobe/cbprobe/internal/testref"
+)
 
 // TestReplayAllVectors replays every vector file and requires every step to
 // match. The shared folder must hold its 338 files and 33,570 steps; a folder
 // given with CBPROBE_CONFORMANCE_DIR (another seed's set) must hold at least one.
 func TestReplayAllVectors(t *testing.T) {
-	dir := conformanceDir()
+	dir := testref.ConformanceDir(t)
 	files, err := Expand([]string{dir})
 	if err != nil {
-		t.Fatalf("the 338 public conformance vectors are required: %v (they ship in shared/conformance beside the repository; set CBPROBE_CONFORMANCE_DIR to that folder)", err)
+		t.Fatalf("the 338 public conformance vectors are required: %v (they ship in shared/conformance beside the repository; set %s to that folder)", err, testref.ConformanceEnv)
 	}
 	wantFiles, wantSteps := 338, 33570
-	if os.Getenv("CBPROBE_CONFORMANCE_DIR") != "" {
+	if os.Getenv(testref.ConformanceEnv) != "" {
 		wantFiles, wantSteps = len(files), -1
 	}
 	if len(files) != wantFiles {
@@ -65,7 +57,7 @@ func TestReplayAllVectors(t *testing.T) {
 
 // BenchmarkReplayAll replays every vector of the conformance folder (loaded once).
 func BenchmarkReplayAll(b *testing.B) {
-	files, err := Expand([]string{conformanceDir()})
+	files, err := Expand([]string{testref.ConformanceDir(b)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cbprobe/cbprobe/internal/testref"
 )
 
 // minimalVector is a valid one-step vector; cases below break one thing each.
@@ -160,7 +162,7 @@ func FuzzDecodeVector(f *testing.F) {
 	f.Add([]byte(minimalVector))
 	f.Add([]byte(`{"name":"x","config":{},"steps":[]}`))
 	f.Add([]byte(`{"name":"x","config":{"slow-call-duration-threshold":100},"steps":[{"at_ms":1,"op":"acquire","id":"a","expect":{"permitted":false,"state":"OPEN","events":[],"metrics":{}}}]}`))
-	if data, err := os.ReadFile(filepath.Join(conformanceDir(), "ignored-stale-acquire-adds-half-open-permit.json")); err == nil {
+	if data, err := os.ReadFile(filepath.Join(testref.ConformanceDir(f), "ignored-stale-acquire-adds-half-open-permit.json")); err == nil {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -15,7 +15,7 @@ func newBreakerCommand(g *globalOptions) *cobra.Command {
 		Short: "Work with cbprobe's Resilience4j circuit breaker model",
 		Long: `The breaker commands exercise cbprobe's re-implementation of Resilience4j's
 CircuitBreaker, the model behind predict, lint and the demo service.`,
-		Example: "  cbprobe breaker replay ../shared/conformance",
+		Example: "  cbprobe breaker replay breaker/conformance/testdata/vectors   # in a clone of the repository",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cmd.Help()
@@ -49,10 +49,11 @@ permitted, rates, counts and events, with mismatching steps marked "!".
 
 Exit codes: 0 every vector matches, 1 a vector does not match (the model
 misbehaved), 2 unreadable or malformed input.`,
-		Example: `  cbprobe breaker replay ../shared/conformance
+		Example: `  # in a clone of the repository:
   cbprobe breaker replay breaker/conformance/testdata/vectors
-  cbprobe breaker replay ../shared/conformance/reset.json
-  cbprobe breaker replay --explain ../shared/conformance/quirk-reset-keeps-half-open-timer.json`,
+  cbprobe breaker replay --explain breaker/conformance/testdata/vectors/initial-state-open.json
+  # the public vectors, when the shared folder sits beside the clone:
+  cbprobe breaker replay ../shared/conformance`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if explain != "" {
 				if len(args) > 0 {

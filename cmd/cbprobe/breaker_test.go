@@ -7,14 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-func breakerConformanceDir() string {
-	if d := os.Getenv("CBPROBE_CONFORMANCE_DIR"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "..", "..", "shared", "conformance")
-}
+	"github.com/cbprobe/cbprobe/internal/testref"
+)
 
 // runBreakerCLI runs cbprobe with args and returns stdout and the exit code.
 func runBreakerCLI(t *testing.T, args ...string) (string, int) {
@@ -31,10 +26,7 @@ func runBreakerCLI(t *testing.T, args ...string) (string, int) {
 }
 
 func TestBreakerReplayCommand(t *testing.T) {
-	dir := breakerConformanceDir()
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("conformance vectors are required (set CBPROBE_CONFORMANCE_DIR): %v", err)
-	}
+	dir := testref.ConformanceDir(t)
 	data, err := os.ReadFile(filepath.Join(dir, "reset.json"))
 	if err != nil {
 		t.Fatal(err)

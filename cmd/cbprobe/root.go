@@ -55,7 +55,7 @@ slow-call rate, both) and compares the result with what Resilience4j's rules pre
 
 Exit codes: 0 expectations met, 1 an expectation failed, 2 usage or configuration
 error, 3 target or metrics unreachable, 130 interrupted (partial results kept).`,
-		Example:       "  cbprobe experiment retry\n  cbprobe pgsim --seed 1\n  cbprobe breaker replay ../shared/conformance",
+		Example:       "  cbprobe experiment retry\n  cbprobe pgsim --seed 1\n  cbprobe predict --sequential 40 --retry 3",
 		Version:       currentBuildInfo().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
