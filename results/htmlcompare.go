@@ -3,7 +3,6 @@ package results
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 )
 
@@ -57,29 +56,11 @@ func compareTable(a, b *Record, labelA, labelB string) *htmlTable {
 	add("took", durationText(&a.Run), durationText(&b.Run))
 	n := max(len(a.Run.Arms), len(b.Run.Arms))
 	for i := range n {
-		aa, ab := armOrNone(&a.Run, i), armOrNone(&b.Run, i)
+		aa, ab := armAt(&a.Run, i), armAt(&b.Run, i)
 		add(fmt.Sprintf("arm %d", i+1), aa.Name, ab.Name)
-		for j := range max(len(aa.Phases), len(ab.Phases)) {
-			pa, pb := phaseOrNone(aa, j), phaseOrNone(ab, j)
-			name := pa.Name
-			switch {
-			case name == "":
-				name = pb.Name
-			case pb.Name != "" && pb.Name != name:
-				name += " | " + pb.Name // phases are paired by position
-			}
-			add("  "+name+" sent", strconv.Itoa(pa.Sent), strconv.Itoa(pb.Sent))
-			add("  "+name+" succeeded", pct(pa.Share(pa.Succeeded)), pct(pb.Share(pb.Succeeded)))
-			add("  "+name+" rejected", pct(pa.Share(pa.Rejected)), pct(pb.Share(pb.Rejected)))
-			add("  "+name+" failed", pct(pa.Share(pa.Failed)), pct(pb.Share(pb.Failed)))
+		for _, r := range armCompareRows(aa, ab) {
+			add(r.name, r.a, r.b)
 		}
-		ta, tb := aa.Totals(), ab.Totals()
-		add("  total rejected", pct(ta.Share(ta.Rejected)), pct(tb.Share(tb.Rejected)))
-		add("  first OPEN request", seqOrNone(aa.FirstOpenRequest), seqOrNone(ab.FirstOpenRequest))
-		add("  first rejected request", seqOrNone(aa.FirstRejectedRequest), seqOrNone(ab.FirstRejectedRequest))
-		add("  first OPEN cause", openCause(aa), openCause(ab))
-		add("  transitions", strconv.Itoa(len(aa.Transitions)), strconv.Itoa(len(ab.Transitions)))
-		add("  attempts per request", attemptsText(aa), attemptsText(ab))
 		la, lb := latencyRow(a.Requests, aa.Name), latencyRow(b.Requests, ab.Name)
 		for k, q := range []string{"p50", "p90", "p95", "p99"} {
 			add("  latency "+q+" (ms)", cellAt(la, k), cellAt(lb, k))
@@ -116,36 +97,6 @@ func durationText(r *Run) string {
 		return seconds(d)
 	}
 	return "–"
-}
-
-func armOrNone(r *Run, i int) *Arm {
-	if i < len(r.Arms) {
-		return &r.Arms[i]
-	}
-	return &Arm{Name: "–"}
-}
-
-func phaseOrNone(a *Arm, i int) PhaseStats {
-	if i < len(a.Phases) {
-		return a.Phases[i]
-	}
-	return PhaseStats{}
-}
-
-func openCause(a *Arm) string {
-	for _, t := range a.Transitions {
-		if t.To == "OPEN" {
-			return orDash(t.Cause)
-		}
-	}
-	return "–"
-}
-
-func attemptsText(a *Arm) string {
-	if a.AttemptsPerRequest <= 0 {
-		return "–"
-	}
-	return num(a.AttemptsPerRequest)
 }
 
 func cellAt(row []string, i int) string {

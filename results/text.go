@@ -294,27 +294,9 @@ func WriteComparison(w io.Writer, a, b *Run, labelA, labelB string, o TextOption
 	for i := range n {
 		aa, ab := armAt(a, i), armAt(b, i)
 		add("arm", aa.Name, ab.Name)
-		np := max(len(aa.Phases), len(ab.Phases))
-		for j := range np {
-			pa, pb := phaseAt(aa, j), phaseAt(ab, j)
-			name := pa.Name
-			switch {
-			case name == "":
-				name = pb.Name
-			case pb.Name != "" && pb.Name != name:
-				name += "|" + pb.Name // phases are paired by position
-			}
-			add("  "+name+" sent", strconv.Itoa(pa.Sent), strconv.Itoa(pb.Sent))
-			add("  "+name+" succeeded", pct(pa.Share(pa.Succeeded)), pct(pb.Share(pb.Succeeded)))
-			add("  "+name+" rejected", pct(pa.Share(pa.Rejected)), pct(pb.Share(pb.Rejected)))
-			add("  "+name+" failed", pct(pa.Share(pa.Failed)), pct(pb.Share(pb.Failed)))
+		for _, r := range armCompareRows(aa, ab) {
+			add(r.name, r.a, r.b)
 		}
-		ta, tb := aa.Totals(), ab.Totals()
-		add("  total rejected", pct(ta.Share(ta.Rejected)), pct(tb.Share(tb.Rejected)))
-		add("  first OPEN request", seqOrNone(aa.FirstOpenRequest), seqOrNone(ab.FirstOpenRequest))
-		add("  first rejected", seqOrNone(aa.FirstRejectedRequest), seqOrNone(ab.FirstRejectedRequest))
-		add("  first OPEN cause", firstOpenCause(aa), firstOpenCause(ab))
-		add("  attempts/request", attempts(aa), attempts(ab))
 	}
 	writeTable(bw, o, "", rows)
 	return bw.Flush()
