@@ -108,12 +108,12 @@ func (t *Tracker) Observe(s Snapshot) ([]Transition, []Reset) {
 			out = append(out, t.restart(k, b, smp, s, reason)...)
 			continue
 		}
-		chain, created := t.applyEvents(k, b, in.events[k], in.lost[k], s.Received)
+		chain, made, created := t.applyEvents(k, b, in.events[k], in.lost[k], s.Received)
 		if smp == nil || smp.State == "" {
 			b.pending = append(b.pending, created...)
 			continue
 		}
-		out = append(out, t.placeSample(k, b, smp, s, chain, created)...)
+		out = append(out, t.placeSample(k, b, smp, s, chain, made, created)...)
 		t.updateLimiterBase(k, b, smp)
 		b.last = smp
 	}

@@ -9,10 +9,11 @@ import (
 // outcomes and threshold events are kept for the evidence, and each
 // STATE_TRANSITION event creates a transition (or upgrades a poll-based one).
 // It returns the chain of states the events walked through (starting with the
-// state before the poll, "" when unknown) and the transitions created.
-func (t *Tracker) applyEvents(k BreakerKey, b *btrack, events []Event, lost bool, polled time.Time) ([]string, []*Transition) {
-	chain := []string{b.state}
-	var created []*Transition
+// state before the poll, "" when unknown), made[i] = how many transitions were
+// created up to chain[i] (an upgraded poll-based transition extends the chain
+// without creating one), and the transitions created.
+func (t *Tracker) applyEvents(k BreakerKey, b *btrack, events []Event, lost bool, polled time.Time) (chain []string, made []int, created []*Transition) {
+	chain, made = []string{b.state}, []int{0}
 	for _, e := range events {
 		switch e.Type {
 		case "SUCCESS", "ERROR":
@@ -25,16 +26,16 @@ func (t *Tracker) applyEvents(k BreakerKey, b *btrack, events []Event, lost bool
 		case "STATE_TRANSITION":
 			from, to, _ := splitTransition(e.StateTransition)
 			if up := t.upgrade(b, from, to, e); up {
-				chain = append(chain, to)
+				chain, made = append(chain, to), append(made, len(created))
 				continue
 			}
 			tr := t.eventTransition(k, b, e, from, to, lost, polled)
 			created = append(created, tr)
-			chain = append(chain, to)
+			chain, made = append(chain, to), append(made, len(created))
 			b.state, b.outcomes, b.exceeded, b.prevTime = to, nil, nil, e.CreationTime
 		}
 	}
-	return chain, created
+	return chain, made, created
 }
 
 // eventTransition records the transition a STATE_TRANSITION event shows, with
@@ -54,7 +55,7 @@ func (t *Tracker) eventTransition(k BreakerKey, b *btrack, e Event, from, to str
 // states the poll's events walked through, and settles the transitions it
 // follows: the last of them with smp as its first sample in the new state. A
 // state the chain does not contain is a transition no event showed.
-func (t *Tracker) placeSample(k BreakerKey, b *btrack, smp *BreakerSample, s Snapshot, chain []string, created []*Transition) []Transition {
+func (t *Tracker) placeSample(k BreakerKey, b *btrack, smp *BreakerSample, s Snapshot, chain []string, made []int, created []*Transition) []Transition {
 	if chain[0] == "" {
 		chain[0] = smp.State
 	}
@@ -71,7 +72,8 @@ func (t *Tracker) placeSample(k BreakerKey, b *btrack, smp *BreakerSample, s Sna
 	var out []Transition
 	// The sample was read at chain position p: after every earlier pending
 	// transition and after this poll's transitions up to p.
-	cands := append(append([]*Transition(nil), b.pending...), created[:max(p, 0)]...)
+	// (made[p] counts them: an upgrade moves along the chain without creating one.)
+	cands := append(append([]*Transition(nil), b.pending...), created[:made[p]]...)
 	for i, c := range cands {
 		if i == len(cands)-1 && c.To == smp.State {
 			out = append(out, t.settle(k, c, smp))
@@ -79,7 +81,7 @@ func (t *Tracker) placeSample(k BreakerKey, b *btrack, smp *BreakerSample, s Sna
 			out = append(out, t.settle(k, c, nil))
 		}
 	}
-	b.pending = append([]*Transition(nil), created[max(p, 0):]...)
+	b.pending = append([]*Transition(nil), created[made[p]:]...)
 	if b.state == "" {
 		b.state = smp.State
 	}
