@@ -255,8 +255,25 @@ func TestExperimentFleetBehindNginx(t *testing.T) {
 	for _, in := range a.Fleet.Instances {
 		// Every success of the gateway (100–500 ms) is slower than 100 ms and 40 %
 		// of the calls fail: a replica's first OPEN is by the slow-call rate, or
-		// both when its window happens to hold 60 % failures.
-		if in.FirstOpenRequest == 0 || (in.FirstOpenCause != "slow-call-rate" && in.FirstOpenCause != "both") {
+		// both when its window happens to hold 60 % failures. Prometheus carries no
+		// events, so the cause comes from the first OPEN sample's rates, scraped up
+		// to 250 ms after the trip; calls still in flight then are recorded into the
+		// OPEN breaker's window (Resilience4j's OPEN state keeps recording them) and
+		// can move both rates under their thresholds: cbprobe then says "unknown",
+		// which is right for that evidence (seen once in a make test run).
+		if in.FirstOpenRequest == 0 {
+			t.Errorf("instance %s never opened", in.Breaker)
+			continue
+		}
+		switch in.FirstOpenCause {
+		case "slow-call-rate", "both":
+		case "unknown":
+			ev := firstOpenEvidence(a, in.Breaker)
+			if ev == nil || ev.FailureRate < 0 || ev.FailureRate >= 60 || ev.SlowCallRate >= 50 {
+				t.Errorf("instance %s: first OPEN by unknown with evidence %+v; unknown is right only when the sample's rates are below both thresholds", in.Breaker, ev)
+			}
+			t.Logf("instance %s: first OPEN sample below both thresholds (%+v): cause unknown", in.Breaker, ev)
+		default:
 			t.Errorf("instance %s: first OPEN at request %d by %q; want one by slow-call-rate (or both)", in.Breaker, in.FirstOpenRequest, in.FirstOpenCause)
 		}
 	}
@@ -292,4 +309,14 @@ func TestExperimentFleetBehindNginx(t *testing.T) {
 			_ = os.CopyFS(keep, os.DirFS(dir))
 		}
 	}
+}
+
+// firstOpenEvidence is the evidence of breaker's first CLOSED→OPEN in arm.
+func firstOpenEvidence(a *results.Arm, breaker string) *results.Evidence {
+	for i := range a.Transitions {
+		if tr := &a.Transitions[i]; tr.Breaker == breaker && tr.From == "CLOSED" && tr.To == "OPEN" {
+			return &tr.Evidence
+		}
+	}
+	return nil
 }
