@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -146,6 +147,14 @@ func instanceGaps(key collect.BreakerKey, samples []collect.BreakerSample, inter
 // answer without one back to CLOSED. first is the earliest such answer (wall).
 func unexplainedRefusals(reqs []results.Request, tl timeline, samples []collect.BreakerSample, keys []string,
 	byKey map[string][]collect.Transition, interval time.Duration) (n int, first time.Time) {
+	// observed is when a sample's values were read at the service (a Prometheus
+	// server's scrape time, which can precede the poll by a scrape interval).
+	observed := func(s *collect.BreakerSample) time.Time {
+		if !s.ObservedAt.IsZero() {
+			return s.ObservedAt
+		}
+		return s.Received
+	}
 	closedAround := func(k collect.BreakerKey, at time.Time) bool {
 		var before, after *collect.BreakerSample
 		for i := range samples {
@@ -153,14 +162,15 @@ func unexplainedRefusals(reqs []results.Request, tl timeline, samples []collect.
 			if s.Key() != k {
 				continue
 			}
-			if !s.Received.After(at) {
+			switch o := observed(s); {
+			case !o.After(at):
 				before = s
-			} else if after == nil {
+			case after == nil || o.Before(observed(after)):
 				after = s
 			}
 		}
 		return before != nil && after != nil && before.State == "CLOSED" && after.State == "CLOSED" &&
-			after.Received.Sub(before.Received) <= collect.SlowPoll*interval
+			observed(after).Sub(observed(before)) <= collect.SlowPoll*interval
 	}
 	for _, r := range reqs {
 		if r.Outcome != results.OutcomeRejected {
@@ -185,12 +195,13 @@ func unexplainedRefusals(reqs []results.Request, tl timeline, samples []collect.
 	return n, first
 }
 
-// openedBefore reports whether the last of ts at or before at went into a state
-// that refuses calls.
+// openedBefore reports whether the last of ts that may have happened at or
+// before at went into a state that refuses calls.
 func openedBefore(ts []collect.Transition, at time.Time) bool {
 	state := "CLOSED"
 	for _, t := range ts {
-		if t.Time.After(at) {
+		// A change seen only by polling may have happened as early as Earliest.
+		if first := cmp.Or(t.Earliest, t.Time); first.After(at) {
 			break
 		}
 		state = t.To

@@ -382,7 +382,6 @@ func (o *attackOptions) thresholds() (collect.Thresholds, string, error) {
 	return experiments.ConfigThresholds(f), s.BreakerName, nil
 }
 
-
 // parameters records the flags in run.json.
 func (o *attackOptions) parameters(p *attackPlan) map[string]any {
 	m := map[string]any{"flow": p.cfg.Flow.Name, "timeout": o.timeout.String()}

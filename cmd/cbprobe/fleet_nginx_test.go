@@ -254,8 +254,10 @@ func TestExperimentFleetBehindNginx(t *testing.T) {
 	}
 	for _, in := range a.Fleet.Instances {
 		// Every success of the gateway (100–500 ms) is slower than 100 ms and 40 %
-		// of the calls fail: a replica's first OPEN is by the slow-call rate, or
-		// both when its window happens to hold 60 % failures. Prometheus carries no
+		// of the calls fail: a replica's first OPEN is mostly by the slow-call rate;
+		// a window of 20 holds 12 or more failures with probability 0.057
+		// (binomial, p = 0.4; more with timeouts on a loaded machine), and then the
+		// cause is failure-rate or both. Any rate cause is right. Prometheus carries no
 		// events, so the cause comes from the first OPEN sample's rates, scraped up
 		// to 250 ms after the trip; calls still in flight then are recorded into the
 		// OPEN breaker's window (Resilience4j's OPEN state keeps recording them) and
@@ -266,7 +268,7 @@ func TestExperimentFleetBehindNginx(t *testing.T) {
 			continue
 		}
 		switch in.FirstOpenCause {
-		case "slow-call-rate", "both":
+		case "slow-call-rate", "both", "failure-rate":
 		case "unknown":
 			ev := firstOpenEvidence(a, in.Breaker)
 			if ev == nil || ev.FailureRate < 0 || ev.FailureRate >= 60 || ev.SlowCallRate >= 50 {
@@ -274,7 +276,7 @@ func TestExperimentFleetBehindNginx(t *testing.T) {
 			}
 			t.Logf("instance %s: first OPEN sample below both thresholds (%+v): cause unknown", in.Breaker, ev)
 		default:
-			t.Errorf("instance %s: first OPEN at request %d by %q; want one by slow-call-rate (or both)", in.Breaker, in.FirstOpenRequest, in.FirstOpenCause)
+			t.Errorf("instance %s: first OPEN at request %d by %q; want a rate cause", in.Breaker, in.FirstOpenRequest, in.FirstOpenCause)
 		}
 	}
 	if a.Fleet.MaxOpen < 2 || a.Fleet.RefusedShare <= 0 {

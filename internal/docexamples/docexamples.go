@@ -482,9 +482,11 @@ var (
 // verdictDependent reports whether an unindented line is one whose presence
 // depends on the machine's load rather than on the command: a warning that
 // the load generator fell behind, a note (e.g. a first scrape before any
-// traffic), or main's report of an inconclusive run and its fix.
+// traffic), watch's "history:" line (events buffered before its first poll:
+// present when the traffic started first), or main's report of an
+// inconclusive run and its fix.
 func verdictDependent(l string) bool {
-	for _, p := range []string{"warning: ", "note: ", "cbprobe: inconclusive", "cbprobe: fix: "} {
+	for _, p := range []string{"warning: ", "note: ", "history: ", "cbprobe: inconclusive", "cbprobe: fix: "} {
 		if strings.HasPrefix(l, p) {
 			return true
 		}
