@@ -388,6 +388,10 @@ func addFleetComparisons(arm *results.Arm, pr sim.Prediction) {
 			Measured: float64(in.FirstOpenRequest), PredictedP5: lo, PredictedP95: hi, PredictedP50: (lo + hi) / 2, PredictedMean: mean,
 			Note: "band: every simulated replica's 5–95 % (which replica took the first request is not known)"}
 		switch {
+		case in.Observation != nil && in.Observation.Verdict == results.VerdictInconclusive:
+			// A replica cbprobe could not observe well enough is no evidence either way.
+			c.Inconclusive = true
+			c.Note = "inconclusive: " + strings.Join(in.Observation.Reasons, "; ")
 		case in.FirstOpenRequest == 0:
 			c.OutsideBand = share > 0.95
 			c.Note = fmt.Sprintf("never; %.0f%% of simulated runs opened every replica", 100*share)

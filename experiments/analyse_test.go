@@ -368,3 +368,30 @@ arms:
 		})
 	}
 }
+
+// TestFleetComparisonUnobservedReplica: a replica that "never opened" while
+// cbprobe could not observe it is no evidence: its comparison is inconclusive,
+// never outside the band; an observed replica that never opened is outside.
+func TestFleetComparisonUnobservedReplica(t *testing.T) {
+	pr := sim.Prediction{Instances: []sim.InstancePrediction{{FirstOpenRequest: sim.Band{P5: 36, P50: 45, P95: 54, Mean: 45, N: 100, Share: 1}}}}
+	for _, tc := range []struct {
+		name                    string
+		verdict                 string
+		inconclusive, outOfBand bool
+	}{
+		{"unobserved", results.VerdictInconclusive, true, false},
+		{"observed", results.ObservationConsistent, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &results.Arm{Fleet: &results.Fleet{Instances: []results.FleetInstance{
+				{Breaker: "pg@r1", Observation: &results.Observation{Verdict: tc.verdict, Reasons: []string{"no samples"}}}}}}
+			addFleetComparisons(a, pr)
+			if len(a.Comparisons) != 1 {
+				t.Fatalf("comparisons %+v, want one", a.Comparisons)
+			}
+			if c := a.Comparisons[0]; c.Inconclusive != tc.inconclusive || c.OutsideBand != tc.outOfBand {
+				t.Errorf("comparison %+v: want inconclusive %v, outside band %v", c, tc.inconclusive, tc.outOfBand)
+			}
+		})
+	}
+}

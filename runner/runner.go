@@ -284,8 +284,10 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	if sampler != nil {
 		out.Breaker, out.Notes = st.pick()
-		out.analyse(&cfg, st)
-		if keys := fleetKeys(out.Breaker, out.Seen); keys != nil {
+		keys := fleetKeys(out.Breaker, out.Seen)
+		if keys == nil {
+			out.analyse(&cfg, st)
+		} else { // every replica's breaker on its own, instead of the one picked
 			out.analyseFleet(&cfg, st, keys)
 			out.Breaker = parseKey(keys[0]).Name
 			out.Notes = append(out.Notes[:0], fmt.Sprintf("The metrics show %s on %d replicas (%s): each replica's transitions are labelled and reconciled on its own, and the arm's are all of them.",
