@@ -86,34 +86,13 @@ func (f *FleetSource) Poll(ctx context.Context) (Snapshot, error) {
 			out.Received = s.Received
 		}
 		out.EventsOK = out.EventsOK && s.EventsOK
-		for _, b := range s.Breakers {
-			b.Instance = orInstance(b.Instance, inst)
-			out.Breakers = append(out.Breakers, b)
-		}
-		for _, e := range s.Events {
-			e.Instance = orInstance(e.Instance, inst)
-			out.Events = append(out.Events, e)
-		}
-		for _, e := range s.History {
-			e.Instance = orInstance(e.Instance, inst)
-			out.History = append(out.History, e)
-		}
-		for _, l := range s.Lost {
-			l.Instance = orInstance(l.Instance, inst)
-			out.Lost = append(out.Lost, l)
-		}
-		for _, l := range s.Limiters {
-			l.Instance = orInstance(l.Instance, inst)
-			out.Limiters = append(out.Limiters, l)
-		}
-		for _, r := range s.Retries {
-			r.Instance = orInstance(r.Instance, inst)
-			out.Retries = append(out.Retries, r)
-		}
-		for _, r := range s.Restarts {
-			r.Breaker.Instance = orInstance(r.Breaker.Instance, inst)
-			out.Restarts = append(out.Restarts, r)
-		}
+		out.Breakers = appendTagged(out.Breakers, s.Breakers, func(b *BreakerSample) *string { return &b.Instance }, inst)
+		out.Events = appendTagged(out.Events, s.Events, func(e *Event) *string { return &e.Instance }, inst)
+		out.History = appendTagged(out.History, s.History, func(e *Event) *string { return &e.Instance }, inst)
+		out.Lost = appendTagged(out.Lost, s.Lost, func(l *LostEvents) *string { return &l.Instance }, inst)
+		out.Limiters = appendTagged(out.Limiters, s.Limiters, func(l *LimiterSample) *string { return &l.Instance }, inst)
+		out.Retries = appendTagged(out.Retries, s.Retries, func(r *RetrySample) *string { return &r.Instance }, inst)
+		out.Restarts = appendTagged(out.Restarts, s.Restarts, func(r *Reset) *string { return &r.Breaker.Instance }, inst)
 		for _, n := range s.Notices {
 			out.Notices = append(out.Notices, "instance "+inst+": "+n)
 		}
@@ -127,9 +106,14 @@ func (f *FleetSource) Poll(ctx context.Context) (Snapshot, error) {
 	return out, nil
 }
 
-func orInstance(have, inst string) string {
-	if have != "" {
-		return have
+// appendTagged appends src to dst, naming inst as the instance of every item
+// that does not name one (field points at the item's instance field).
+func appendTagged[T any](dst, src []T, field func(*T) *string, inst string) []T {
+	for _, x := range src {
+		if f := field(&x); *f == "" {
+			*f = inst
+		}
+		dst = append(dst, x)
 	}
-	return inst
+	return dst
 }
